@@ -1,0 +1,314 @@
+//! `epimine demo`: the built-in default run. Until the episode pipeline lands it writes a small
+//! built-in example dataset, imports it, writes an example run (a hand-made `assignments` and
+//! `episodes` table standing in for detected episodes) and evaluates it.
+
+use crate::eval::{self, EvalError, Report};
+use crate::import::{self, EventSummary, ImportError};
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, Episode};
+
+/// Errors of the demo.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Import failed.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// Evaluation failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+}
+
+/// One example event: theme, name, dates, articles of (label, text), gold episodes.
+struct ExampleEvent {
+    theme: &'static str,
+    key_event: &'static str,
+    dates: &'static [&'static str],
+    articles: &'static [&'static [(&'static str, &'static str)]],
+    episodes: &'static [&'static str],
+}
+
+const EXAMPLE: &[ExampleEvent] = &[
+    ExampleEvent {
+        theme: "natural_disasters",
+        key_event: "example_river_flood",
+        dates: &["3/2/2024", "3/3/2024", "3/5/2024", "3/9/2024"],
+        episodes: &[
+            "Heavy rain | bursts | river banks | 1 March 2024 | Riverton",
+            "Residents | evacuate | to shelters | 2 March 2024 | Riverton",
+            "Government | announces | relief fund | 8 March 2024 | capital",
+        ],
+        articles: &[
+            &[
+                ("M", "Floods hit the town of Riverton after days of storms."),
+                (
+                    "0",
+                    "Torrential rain on Friday pushed the river over its banks.",
+                ),
+                (
+                    "0",
+                    "Water from the swollen river poured into low streets overnight.",
+                ),
+                (
+                    "1",
+                    "Hundreds of residents fled their homes as the water rose.",
+                ),
+                ("X", "The town hosts a music festival every summer."),
+            ],
+            &[
+                (
+                    "0",
+                    "The river burst its banks near the old bridge after record rainfall.",
+                ),
+                (
+                    "1",
+                    "Families spent the night in a school turned into an emergency shelter.",
+                ),
+                (
+                    "1",
+                    "Rescue boats carried elderly residents from flooded houses to shelters.",
+                ),
+                (
+                    "0",
+                    "Meteorologists said the rainfall was the heaviest in forty years.",
+                ),
+            ],
+            &[
+                (
+                    "1",
+                    "Evacuation centres filled up as more residents left the valley.",
+                ),
+                (
+                    "0",
+                    "Flood water covered farmland along the river for miles.",
+                ),
+                (
+                    "1",
+                    "Volunteers handed out blankets and food at the shelters.",
+                ),
+                (
+                    "2",
+                    "Officials said aid money would be discussed by the cabinet.",
+                ),
+            ],
+            &[
+                (
+                    "2",
+                    "The government announced a relief fund of 50 million for flood victims.",
+                ),
+                (
+                    "2",
+                    "The prime minister said the relief fund would rebuild homes and roads.",
+                ),
+                (
+                    "2",
+                    "Farmers will receive grants from the relief fund for lost crops.",
+                ),
+                (
+                    "1",
+                    "Some evacuated residents began returning home as the water receded.",
+                ),
+                (
+                    "M",
+                    "The floods were the worst the region has seen in decades.",
+                ),
+            ],
+        ],
+    },
+    ExampleEvent {
+        theme: "politics",
+        key_event: "example_city_protest",
+        dates: &["6/1/2024", "6/2/2024", "6/2/2024"],
+        episodes: &[
+            "Protesters | march | on parliament | 1 June 2024 | city centre",
+            "Police | fire | tear gas | 1 June 2024 | parliament square",
+        ],
+        articles: &[
+            &[
+                (
+                    "0",
+                    "Thousands of protesters marched on parliament on Saturday.",
+                ),
+                (
+                    "0",
+                    "Marchers carried banners demanding the minister resign.",
+                ),
+                (
+                    "1",
+                    "Police fired tear gas as the crowd reached the square.",
+                ),
+                ("M", "The protest was the largest in the city for years."),
+            ],
+            &[
+                ("0", "The march began peacefully at the central station."),
+                (
+                    "1",
+                    "Officers used tear gas and water cannon to clear the square.",
+                ),
+                ("1", "Dozens were treated for the effects of tear gas."),
+                (
+                    "0",
+                    "Protesters chanted slogans as they walked towards parliament.",
+                ),
+            ],
+            &[
+                (
+                    "1",
+                    "Riot police pushed the crowd back from the parliament gates.",
+                ),
+                (
+                    "0",
+                    "Organisers said the march drew people from across the country.",
+                ),
+                (
+                    "1",
+                    "Police defended the use of tear gas against the crowd.",
+                ),
+                ("X", "Shops in the city centre reopened on Monday."),
+            ],
+        ],
+    },
+];
+
+/// The example run: per event, episodes as (title, keywords, segments as (doc_id, seg_idx) in
+/// rank order). Some are right, some are not, so the scores show what the metrics do.
+#[allow(clippy::type_complexity)]
+const EXAMPLE_RUN: &[(&str, &[(&str, &[&str], &[(u32, u32)])])] = &[
+    (
+        "example_river_flood",
+        &[
+            (
+                "River bursts its banks",
+                &["river", "rain", "banks"],
+                &[(0, 1), (1, 0), (0, 2), (1, 3), (2, 1), (0, 0)],
+            ),
+            (
+                "Residents move to shelters",
+                &["shelters", "residents", "evacuation"],
+                &[(1, 1), (1, 2), (2, 0), (3, 0), (3, 1), (2, 2)],
+            ),
+            (
+                "Relief fund",
+                &["relief", "fund"],
+                &[(3, 0), (3, 1), (3, 2), (2, 3)],
+            ),
+        ],
+    ),
+    (
+        "example_city_protest",
+        &[
+            (
+                "March on parliament",
+                &["march", "parliament", "protesters"],
+                &[(0, 0), (0, 2), (1, 0), (1, 1), (0, 3)],
+            ),
+            (
+                "Tear gas in the square",
+                &["tear", "gas", "police"],
+                &[(1, 1), (1, 2), (0, 2), (2, 0), (2, 2)],
+            ),
+        ],
+    ),
+];
+
+/// What the demo produced.
+#[derive(Debug)]
+pub struct DemoOutcome {
+    /// Import summaries.
+    pub events: Vec<EventSummary>,
+    /// The evaluation.
+    pub report: Report,
+    /// Where the dataset, corpus and run were written.
+    pub dataset: String,
+    /// The corpus.
+    pub corpus: String,
+    /// The run.
+    pub run: String,
+}
+
+/// Writes the built-in example dataset as files under `dir`.
+pub async fn write_example_dataset(dir: &Location) -> Result<(), StorageError> {
+    for event in EXAMPLE {
+        let base = format!("{}/{}", event.theme, event.key_event);
+        let mut segments = String::new();
+        let mut groundtruth = String::new();
+        for article in event.articles {
+            for (label, text) in article.iter() {
+                segments.push_str(text);
+                segments.push('\n');
+                groundtruth.push_str(&format!("{label}\t{text}\n"));
+            }
+            segments.push('\n');
+        }
+        let dates: String = event.dates.iter().map(|d| format!("{d}\n")).collect();
+        let episodes: String = event
+            .episodes
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("{i}\t{e}\n"))
+            .collect();
+        for (file, text) in [
+            (import::SEGMENTS_FILE, segments),
+            (import::DATES_FILE, dates),
+            (import::GROUNDTRUTH_FILE, groundtruth),
+            (import::EPISODES_FILE, episodes),
+        ] {
+            dir.put(&format!("{base}/{file}"), text.into_bytes().into())
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// The example run's tables.
+pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
+    let mut episodes = Vec::new();
+    let mut assignments = Vec::new();
+    for (key_event, eps) in EXAMPLE_RUN {
+        for (episode_id, (title, keywords, segs)) in eps.iter().enumerate() {
+            let episode_id = episode_id as u32;
+            episodes.push(Episode {
+                key_event: key_event.to_string(),
+                episode_id,
+                title: title.to_string(),
+                keywords: keywords.iter().map(|k| k.to_string()).collect(),
+                n_segments: segs.len() as u32,
+                source: "clusters".into(),
+            });
+            for (rank, &(doc_id, seg_idx)) in segs.iter().enumerate() {
+                assignments.push(Assignment {
+                    key_event: key_event.to_string(),
+                    episode_id,
+                    doc_id,
+                    seg_idx,
+                    rank: rank as u32,
+                    confidence: 1.0 / (rank as f64 + 1.0),
+                });
+            }
+        }
+    }
+    (episodes, assignments)
+}
+
+/// Runs the demo under `out`: `dataset/`, `corpus/`, `run/`.
+pub async fn demo(out: &str, k: usize) -> Result<DemoOutcome, DemoError> {
+    let out = out.trim_end_matches('/');
+    let dataset = Location::parse(&format!("{out}/dataset"), true)?;
+    let corpus = Location::parse(&format!("{out}/corpus"), true)?;
+    let run = Location::parse(&format!("{out}/run"), true)?;
+    write_example_dataset(&dataset).await?;
+    let events = import::import(&dataset, &corpus).await?;
+    let (episodes, assignments) = example_run();
+    run.write_table(&episodes).await?;
+    run.write_table(&assignments).await?;
+    let report = eval::eval(&corpus, &run, k).await?;
+    Ok(DemoOutcome {
+        events,
+        report,
+        dataset: dataset.display().to_string(),
+        corpus: corpus.display().to_string(),
+        run: run.display().to_string(),
+    })
+}

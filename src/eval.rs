@@ -1,0 +1,343 @@
+//! `epimine eval`: k-prec, k-recall and k-F1 of detected episodes against gold labels
+//! (paper appendix C; ALGORITHM.md §7).
+//!
+//! For one key event with N described gold episodes:
+//! - a detected episode *counts* when it has at least k segments;
+//! - its top k segments are its k segments of lowest `rank`;
+//! - a gold episode G is *hit* when some counted episode has more than k/2 of its top k segments
+//!   labelled G; each G is hit at most once;
+//! - k-prec = hits / counted episodes (0 when none counts), k-recall = hits / N,
+//!   k-F1 = 2·p·r / (p + r) (0 when both are 0).
+//!
+//! A label that is not a single described episode id (`M`, `X`, `1,2,3`, an undescribed id) and a
+//! segment without a label never hit anything. Themes report the mean of their events' figures.
+//! Events without gold episodes cannot be scored and are listed as skipped.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, GoldEpisode, Label, Segment};
+
+/// The paper's k.
+pub const DEFAULT_K: usize = 5;
+
+/// Errors of `epimine eval`.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// Reading a table failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// k must be at least 1.
+    #[error("k must be at least 1")]
+    ZeroK,
+    /// An assignment names a segment that is not in the corpus.
+    #[error("{file}: row {row}: segment (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}) is not in the corpus")]
+    UnknownSegment {
+        /// The assignments file.
+        file: String,
+        /// 0-based row.
+        row: usize,
+        /// Event.
+        key_event: String,
+        /// Article.
+        doc_id: u32,
+        /// Segment.
+        seg_idx: u32,
+    },
+}
+
+/// One key event's scores.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventScore {
+    /// The key event.
+    pub key_event: String,
+    /// Its theme.
+    pub theme: Option<String>,
+    /// k-precision in [0, 1].
+    pub k_prec: f64,
+    /// k-recall in [0, 1].
+    pub k_recall: f64,
+    /// k-F1 in [0, 1].
+    pub k_f1: f64,
+    /// Detected episodes with at least k segments.
+    pub counted: usize,
+    /// Gold episodes hit.
+    pub hits: usize,
+    /// Gold episodes described (N).
+    pub gold: usize,
+}
+
+/// A theme's mean scores.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThemeScore {
+    /// The theme.
+    pub theme: Option<String>,
+    /// Mean k-precision of its events.
+    pub k_prec: f64,
+    /// Mean k-recall.
+    pub k_recall: f64,
+    /// Mean k-F1.
+    pub k_f1: f64,
+    /// Events averaged.
+    pub events: usize,
+}
+
+/// An event that could not be scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    /// The key event.
+    pub key_event: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The whole evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// k.
+    pub k: usize,
+    /// Per event, ordered by key_event.
+    pub events: Vec<EventScore>,
+    /// Per theme, ordered by theme (no theme first).
+    pub themes: Vec<ThemeScore>,
+    /// Events not scored.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Scores one key event.
+///
+/// `episodes` maps each detected episode to its segments in rank order; `labels` maps a segment
+/// (doc_id, seg_idx) to its label; `gold` holds the described episode ids.
+pub fn score_event(
+    k: usize,
+    episodes: &[Vec<(u32, u32)>],
+    labels: &HashMap<(u32, u32), &str>,
+    gold: &BTreeSet<u32>,
+) -> (usize, usize) {
+    let mut hit: BTreeSet<u32> = BTreeSet::new();
+    let mut counted = 0;
+    for segments in episodes.iter().filter(|s| s.len() >= k) {
+        counted += 1;
+        let mut votes: BTreeMap<u32, usize> = BTreeMap::new();
+        for seg in &segments[..k] {
+            let id = labels
+                .get(seg)
+                .and_then(|l| l.parse::<u32>().ok())
+                .filter(|id| gold.contains(id));
+            if let Some(id) = id {
+                *votes.entry(id).or_default() += 1;
+            }
+        }
+        // More than k/2 votes: at most one gold episode can have them.
+        if let Some((&id, _)) = votes.iter().find(|(_, &n)| 2 * n > k) {
+            hit.insert(id);
+        }
+    }
+    (counted, hit.len())
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn f1(p: f64, r: f64) -> f64 {
+    if p + r == 0.0 {
+        0.0
+    } else {
+        2.0 * p * r / (p + r)
+    }
+}
+
+/// Evaluates assignments against a corpus's labels and gold episodes.
+///
+/// `events` lists the corpus's key events with their themes; `file` names the assignments for
+/// error messages.
+pub fn evaluate(
+    k: usize,
+    events: &BTreeMap<String, Option<String>>,
+    segments: &BTreeSet<(&str, u32, u32)>,
+    labels: &[Label],
+    gold: &[GoldEpisode],
+    assignments: &[Assignment],
+    file: &str,
+) -> Result<Report, EvalError> {
+    if k == 0 {
+        return Err(EvalError::ZeroK);
+    }
+    let mut gold_ids: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for g in gold {
+        gold_ids
+            .entry(g.key_event.as_str())
+            .or_default()
+            .insert(g.episode_id);
+    }
+    let mut event_labels: HashMap<&str, HashMap<(u32, u32), &str>> = HashMap::new();
+    for l in labels {
+        event_labels
+            .entry(l.key_event.as_str())
+            .or_default()
+            .insert((l.doc_id, l.seg_idx), l.label.as_str());
+    }
+    // event -> episode -> [(rank, doc_id, seg_idx)]
+    let mut detected: HashMap<&str, BTreeMap<u32, Vec<(u32, u32, u32)>>> = HashMap::new();
+    for (row, a) in assignments.iter().enumerate() {
+        if !segments.contains(&(a.key_event.as_str(), a.doc_id, a.seg_idx)) {
+            return Err(EvalError::UnknownSegment {
+                file: file.to_string(),
+                row,
+                key_event: a.key_event.clone(),
+                doc_id: a.doc_id,
+                seg_idx: a.seg_idx,
+            });
+        }
+        detected
+            .entry(a.key_event.as_str())
+            .or_default()
+            .entry(a.episode_id)
+            .or_default()
+            .push((a.rank, a.doc_id, a.seg_idx));
+    }
+
+    let empty_labels = HashMap::new();
+    let mut scores = Vec::new();
+    let mut skipped = Vec::new();
+    for (key_event, theme) in events {
+        let Some(gold) = gold_ids.get(key_event.as_str()) else {
+            skipped.push(Skipped {
+                key_event: key_event.clone(),
+                reason: "no gold episodes".into(),
+            });
+            continue;
+        };
+        let episodes: Vec<Vec<(u32, u32)>> = detected
+            .get(key_event.as_str())
+            .map(|eps| {
+                eps.values()
+                    .map(|segs| {
+                        let mut segs = segs.clone();
+                        segs.sort_unstable();
+                        segs.into_iter().map(|(_, d, s)| (d, s)).collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let labels = event_labels
+            .get(key_event.as_str())
+            .unwrap_or(&empty_labels);
+        let (counted, hits) = score_event(k, &episodes, labels, gold);
+        let (p, r) = (ratio(hits, counted), ratio(hits, gold.len()));
+        scores.push(EventScore {
+            key_event: key_event.clone(),
+            theme: theme.clone(),
+            k_prec: p,
+            k_recall: r,
+            k_f1: f1(p, r),
+            counted,
+            hits,
+            gold: gold.len(),
+        });
+    }
+
+    let mut by_theme: BTreeMap<Option<String>, Vec<&EventScore>> = BTreeMap::new();
+    for s in &scores {
+        by_theme.entry(s.theme.clone()).or_default().push(s);
+    }
+    let themes = by_theme
+        .into_iter()
+        .map(|(theme, events)| {
+            let mean = |f: fn(&EventScore) -> f64| {
+                events.iter().map(|e| f(e)).sum::<f64>() / events.len() as f64
+            };
+            ThemeScore {
+                theme,
+                k_prec: mean(|e| e.k_prec),
+                k_recall: mean(|e| e.k_recall),
+                k_f1: mean(|e| e.k_f1),
+                events: events.len(),
+            }
+        })
+        .collect();
+    Ok(Report {
+        k,
+        events: scores,
+        themes,
+        skipped,
+    })
+}
+
+/// `epimine eval`: reads the corpus's tables and `<run>/assignments.parquet`, and scores them.
+pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report, EvalError> {
+    let segments: Vec<Segment> = corpus.read_table().await?;
+    let labels: Vec<Label> = corpus.read_table().await?;
+    let gold: Vec<GoldEpisode> = corpus.read_table().await?;
+    let assignments: Vec<Assignment> = run.read_table().await?;
+    let events: BTreeMap<String, Option<String>> = segments
+        .iter()
+        .map(|s| (s.key_event.clone(), s.theme.clone()))
+        .collect();
+    let keys: BTreeSet<(&str, u32, u32)> = segments
+        .iter()
+        .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
+        .collect();
+    let file = run.display_child("assignments.parquet");
+    evaluate(k, &events, &keys, &labels, &gold, &assignments, &file)
+}
+
+/// The report as a readable table, figures ×100 as in the paper.
+pub fn format_report(report: &Report) -> String {
+    let k = report.k;
+    let theme = |t: &Option<String>| t.clone().unwrap_or_else(|| "-".into());
+    let mut out = format!(
+        "{:<20} {:<28} {:>8} {:>8} {:>8} {:>7} {:>4} {:>4}\n",
+        "theme",
+        "key_event",
+        format!("{k}-prec"),
+        format!("{k}-rec"),
+        format!("{k}-F1"),
+        "counted",
+        "hits",
+        "gold"
+    );
+    for e in &report.events {
+        out.push_str(&format!(
+            "{:<20} {:<28} {:>8.2} {:>8.2} {:>8.2} {:>7} {:>4} {:>4}\n",
+            theme(&e.theme),
+            e.key_event,
+            100.0 * e.k_prec,
+            100.0 * e.k_recall,
+            100.0 * e.k_f1,
+            e.counted,
+            e.hits,
+            e.gold
+        ));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "{:<20} {:>8} {:>8} {:>8} {:>7}\n",
+        "theme (mean)",
+        format!("{k}-prec"),
+        format!("{k}-rec"),
+        format!("{k}-F1"),
+        "events"
+    ));
+    for t in &report.themes {
+        out.push_str(&format!(
+            "{:<20} {:>8.2} {:>8.2} {:>8.2} {:>7}\n",
+            theme(&t.theme),
+            100.0 * t.k_prec,
+            100.0 * t.k_recall,
+            100.0 * t.k_f1,
+            t.events
+        ));
+    }
+    for s in &report.skipped {
+        out.push_str(&format!("skipped {}: {}\n", s.key_event, s.reason));
+    }
+    out
+}

@@ -1,0 +1,14 @@
+//! epimine: unsupervised episode detection for large news events (EpiMine, ACL 2025).
+//!
+//! Modules follow the pipeline: [`tables`] defines every table once, [`storage`] reads and
+//! writes them on local disk or S3, [`import`] turns the dataset layout into the corpus tables,
+//! [`eval`] scores detected episodes (paper appendix C), and [`demo`] is the built-in default run.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod demo;
+pub mod eval;
+pub mod import;
+pub mod storage;
+pub mod tables;

@@ -1,0 +1,99 @@
+//! The `epimine` binary: parse, run, report. Errors become a message and exit code 1.
+
+use anyhow::Context;
+use clap::Parser;
+use epimine::cli::{Cli, Command};
+use epimine::storage::Location;
+use epimine::{demo, eval, import, tables};
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Import(args) => {
+            let src = Location::parse(&args.dataset_dir, false)?;
+            let out = Location::parse(&args.out, true)?;
+            let events = import::import(&src, &out).await?;
+            print!("{}", import::format_summary(&events));
+            println!(
+                "wrote {}/{{segments,labels,gold_episodes}}.parquet",
+                out.display()
+            );
+        }
+        Command::Eval(args) => {
+            let corpus = Location::parse(&args.corpus, false)?;
+            let run = Location::parse(&args.run, false)?;
+            let report = eval::eval(&corpus, &run, args.k).await?;
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", eval::format_report(&report));
+            }
+        }
+        Command::Demo(args) => {
+            let outcome = demo::demo(&args.out, eval::DEFAULT_K).await?;
+            print!("{}", import::format_summary(&outcome.events));
+            println!();
+            print!("{}", eval::format_report(&outcome.report));
+            println!();
+            println!("example dataset: {}", outcome.dataset);
+            println!("corpus tables:   {}", outcome.corpus);
+            println!(
+                "run tables:      {} (episodes.parquet, assignments.parquet)",
+                outcome.run
+            );
+        }
+        Command::Schemas(args) => match args.out {
+            Some(dir) => {
+                let out = Location::parse(&dir, true)?;
+                for (name, schema) in tables::all_schemas() {
+                    let text = tables::schema_json(&schema);
+                    out.put(&format!("{name}.json"), text.into_bytes().into())
+                        .await
+                        .with_context(|| format!("writing schema {name}"))?;
+                }
+            }
+            None => {
+                for (name, schema) in tables::all_schemas() {
+                    println!("// {name}\n{}", tables::schema_json(&schema));
+                }
+            }
+        },
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Where tables live: local paths, `file://` URLs and `s3://bucket/prefix`, read and written
+//! through `object_store`, with Parquet on top.
+//!
+//! Every path the CLI takes goes through [`Location::parse`]. Parquet files are written through
+//! object_store's [`BufWriter`] into parquet's [`AsyncArrowWriter`], and read through
+//! [`ObjectReader`], our own [`AsyncFileReader`] over an object store (so a reader fetches only
+//! the byte ranges — footer and row groups — it needs).
+//!
+//! Whole or nothing: on a local disk, object_store stages a multipart upload in a temporary file
+//! and renames it into place when the upload completes; on S3 an object appears only when its
+//! multipart upload completes. A failed write is aborted, so no half file is ever visible under the
+//! final name.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
+use object_store::buffered::BufWriter;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
+use parquet::arrow::AsyncArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::properties::WriterProperties;
+
+use crate::tables::Table;
+
+/// Rows per Parquet row group. Small enough that workers can split a table by row group.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
+
+/// How far back from the end of a Parquet file the first read fetches, to get the footer in one
+/// request most of the time.
+const FOOTER_PREFETCH: usize = 64 * 1024;
+
+/// Errors of the storage boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The path or URL could not be understood.
+    #[error("bad location `{location}`: {reason}")]
+    BadLocation {
+        /// What the user gave.
+        location: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The object store failed.
+    #[error("{location}: {source}")]
+    Store {
+        /// The object, as the user would write it.
+        location: String,
+        /// The store's error.
+        #[source]
+        source: object_store::Error,
+    },
+    /// Encoding or decoding Parquet failed.
+    #[error("{location}: parquet: {source}")]
+    Parquet {
+        /// The file, as the user would write it.
+        location: String,
+        /// Parquet's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// A local directory could not be created.
+    #[error("{location}: {source}")]
+    Io {
+        /// The path.
+        location: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A table's rows could not be decoded.
+    #[error("{location}: {source}")]
+    Table {
+        /// The file.
+        location: String,
+        /// What was wrong.
+        #[source]
+        source: crate::tables::TableError,
+    },
+    /// A table file holds columns other than the ones expected.
+    #[error("{location}: {reason}")]
+    Schema {
+        /// The file.
+        location: String,
+        /// What differs.
+        reason: String,
+    },
+}
+
+/// Result type of this module.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// Which kind of store a [`Location`] points into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// A local directory (plain path or `file://`).
+    Local,
+    /// An S3-protocol object store (`s3://`).
+    S3,
+}
+
+/// A directory-like place: a store plus a prefix inside it.
+#[derive(Debug, Clone)]
+pub struct Location {
+    store: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+    display: String,
+    kind: StoreKind,
+}
+
+impl Location {
+    /// Parses a local path, `file://…` URL or `s3://bucket/prefix`.
+    ///
+    /// S3 credentials, region and endpoint come from the usual AWS environment variables
+    /// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+    /// `AWS_ALLOW_HTTP`, …). A local directory that does not exist yet is created when
+    /// `create` is true.
+    pub fn parse(location: &str, create: bool) -> Result<Self> {
+        let bad = |reason: String| StorageError::BadLocation {
+            location: location.to_string(),
+            reason,
+        };
+        if let Some(rest) = location.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(bad("no bucket name after s3://".into()));
+            }
+            let store = AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .build()
+                .map_err(|e| bad(e.to_string()))?;
+            let prefix =
+                ObjectPath::parse(prefix.trim_matches('/')).map_err(|e| bad(e.to_string()))?;
+            return Ok(Self {
+                store: Arc::new(store),
+                prefix,
+                display: location.trim_end_matches('/').to_string(),
+                kind: StoreKind::S3,
+            });
+        }
+        let path = if location.starts_with("file://") {
+            url::Url::parse(location)
+                .map_err(|e| bad(e.to_string()))?
+                .to_file_path()
+                .map_err(|()| bad("not a local file URL".into()))?
+        } else if location.contains("://") {
+            return Err(bad(
+                "only local paths, file:// and s3:// are supported".into()
+            ));
+        } else {
+            std::path::PathBuf::from(location)
+        };
+        if create {
+            std::fs::create_dir_all(&path).map_err(|source| StorageError::Io {
+                location: location.to_string(),
+                source,
+            })?;
+        }
+        let store =
+            LocalFileSystem::new_with_prefix(&path).map_err(|source| StorageError::Store {
+                location: location.to_string(),
+                source,
+            })?;
+        Ok(Self {
+            store: Arc::new(store),
+            prefix: ObjectPath::default(),
+            display: location.trim_end_matches('/').to_string(),
+            kind: StoreKind::Local,
+        })
+    }
+
+    /// The kind of store.
+    pub fn kind(&self) -> StoreKind {
+        self.kind
+    }
+
+    /// The location as the user wrote it (no trailing slash).
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
+    /// How the user would write the object `name` under this location.
+    pub fn display_child(&self, name: &str) -> String {
+        format!("{}/{}", self.display, name)
+    }
+
+    fn object(&self, name: &str) -> ObjectPath {
+        name.split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.prefix.clone(), |path, part| path.clone().join(part))
+    }
+
+    fn store_err(&self, name: &str) -> impl FnOnce(object_store::Error) -> StorageError + '_ {
+        let location = self.display_child(name);
+        move |source| StorageError::Store { location, source }
+    }
+
+    /// Reads a whole object.
+    pub async fn get(&self, name: &str) -> Result<Bytes> {
+        let result = self
+            .store
+            .get(&self.object(name))
+            .await
+            .map_err(self.store_err(name))?;
+        result.bytes().await.map_err(self.store_err(name))
+    }
+
+    /// Whether the object exists.
+    pub async fn exists(&self, name: &str) -> Result<bool> {
+        match self.store.head(&self.object(name)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.store_err(name)(e)),
+        }
+    }
+
+    /// Writes a whole object in one request.
+    pub async fn put(&self, name: &str, data: Bytes) -> Result<()> {
+        self.store
+            .put(&self.object(name), PutPayload::from_bytes(data))
+            .await
+            .map_err(self.store_err(name))?;
+        Ok(())
+    }
+
+    /// Lists every object below this location, as names relative to it, sorted.
+    pub async fn list(&self) -> Result<Vec<String>> {
+        let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
+        let metas: Vec<_> = self
+            .store
+            .list(prefix)
+            .try_collect()
+            .await
+            .map_err(self.store_err(""))?;
+        let strip = self.prefix.as_ref();
+        let mut names: Vec<String> = metas
+            .into_iter()
+            .map(|m| {
+                let full = m.location.as_ref();
+                full.strip_prefix(strip)
+                    .unwrap_or(full)
+                    .trim_start_matches('/')
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Writes `batches` as the Parquet file `name`, whole or not at all.
+    ///
+    /// The bytes depend only on the batches: fixed writer properties, snappy compression,
+    /// [`DEFAULT_ROW_GROUP_ROWS`] rows per row group.
+    pub async fn write_parquet(
+        &self,
+        name: &str,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+    ) -> Result<()> {
+        let location = self.display_child(name);
+        let pq = |source| StorageError::Parquet {
+            location: location.clone(),
+            source,
+        };
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(DEFAULT_ROW_GROUP_ROWS))
+            .build();
+        let mut sink = BufWriter::new(Arc::clone(&self.store), self.object(name));
+        let written = async {
+            let mut writer =
+                AsyncArrowWriter::try_new(&mut sink, schema, Some(props)).map_err(pq)?;
+            for batch in batches {
+                writer.write(batch).await.map_err(pq)?;
+            }
+            writer.close().await.map_err(pq)?;
+            Ok::<_, StorageError>(())
+        }
+        .await;
+        // `close` completes the upload (it shuts the BufWriter down), publishing the object.
+        if let Err(e) = written {
+            // Nothing was published: drop the staged upload and report the first error.
+            let _ = sink.abort().await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Writes the rows of table `T` as `<location>/<T::NAME>.parquet`, whole or not at all.
+    pub async fn write_table<T: Table>(&self, rows: &[T]) -> Result<()> {
+        let batches: Vec<RecordBatch> = rows
+            .chunks(DEFAULT_ROW_GROUP_ROWS)
+            .map(T::to_batch)
+            .collect();
+        self.write_parquet(&T::file_name(), T::schema(), &batches)
+            .await
+    }
+
+    /// Reads every row of `<location>/<T::NAME>.parquet`, checking its schema.
+    pub async fn read_table<T: Table>(&self) -> Result<Vec<T>> {
+        let name = T::file_name();
+        let batches = self.read_parquet(&name, &T::schema()).await?;
+        T::from_batches(&batches).map_err(|source| StorageError::Table {
+            location: self.display_child(&name),
+            source,
+        })
+    }
+
+    /// Opens the Parquet file `name` for range reads.
+    pub async fn open_parquet(&self, name: &str) -> Result<ObjectReader> {
+        let path = self.object(name);
+        let meta = self.store.head(&path).await.map_err(self.store_err(name))?;
+        Ok(ObjectReader {
+            store: Arc::clone(&self.store),
+            path,
+            size: meta.size,
+            display: self.display_child(name),
+        })
+    }
+
+    /// Reads the whole Parquet file `name` and checks that its columns are exactly `expected`'s
+    /// (names, types and nullability, in order).
+    pub async fn read_parquet(&self, name: &str, expected: &SchemaRef) -> Result<Vec<RecordBatch>> {
+        let reader = self.open_parquet(name).await?;
+        let location = reader.display.clone();
+        let pq = |source| StorageError::Parquet {
+            location: location.clone(),
+            source,
+        };
+        let builder =
+            ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
+                .await
+                .map_err(pq)?;
+        check_fields(&location, builder.schema(), expected)?;
+        let stream = builder.build().map_err(pq)?;
+        let batches: Vec<RecordBatch> = stream.map(|b| b.map_err(pq)).try_collect().await?;
+        // Re-attach the expected schema so that callers can rely on `Arc` equality of fields.
+        batches
+            .into_iter()
+            .map(|b| {
+                RecordBatch::try_new(Arc::clone(expected), b.columns().to_vec()).map_err(|e| {
+                    StorageError::Schema {
+                        location: location.clone(),
+                        reason: e.to_string(),
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+fn check_fields(location: &str, found: &SchemaRef, expected: &SchemaRef) -> Result<()> {
+    let describe = |s: &SchemaRef| {
+        s.fields()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}{}",
+                    f.name(),
+                    f.data_type(),
+                    if f.is_nullable() { "?" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let same = found.fields().len() == expected.fields().len()
+        && found
+            .fields()
+            .iter()
+            .zip(expected.fields().iter())
+            .all(|(a, b)| {
+                a.name() == b.name()
+                    && a.data_type() == b.data_type()
+                    && a.is_nullable() == b.is_nullable()
+            });
+    if same {
+        Ok(())
+    } else {
+        Err(StorageError::Schema {
+            location: location.to_string(),
+            reason: format!(
+                "unexpected columns: found [{}], expected [{}]",
+                describe(found),
+                describe(expected)
+            ),
+        })
+    }
+}
+
+/// A Parquet [`AsyncFileReader`] over any object store: footer and column chunks are fetched as
+/// byte ranges.
+#[derive(Debug)]
+pub struct ObjectReader {
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    size: u64,
+    display: String,
+}
+
+impl ObjectReader {
+    /// The file as the user would write it.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+}
+
+impl AsyncFileReader for ObjectReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move {
+            self.store
+                .get_range(&self.path, range)
+                .await
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        async move {
+            self.store
+                .get_ranges(&self.path, &ranges)
+                .await
+                .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+        }
+        .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        _options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move {
+            let size = self.size;
+            let metadata = ParquetMetaDataReader::new()
+                .with_prefetch_hint(Some(FOOTER_PREFETCH))
+                .load_and_finish(self, size)
+                .await?;
+            Ok(Arc::new(metadata))
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,517 @@
+//! The tables epimine reads and writes: one Arrow schema each, defined once here, with typed
+//! rows and their conversion to and from record batches.
+//!
+//! Every table that names a segment does so by the triple (`key_event`, `doc_id`, `seg_idx`):
+//! `doc_id` is the 0-based index of the article in file order, `seg_idx` the 0-based index of the
+//! segment inside its article. A JSON copy of every schema lives in `schemas/` (see
+//! [`all_schemas`]); a test fails when the two differ.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::types::{Date32Type, Float64Type, UInt32Type};
+use arrow_array::ArrowPrimitiveType;
+use arrow_array::{
+    Array, ArrayRef, Date32Array, Float64Array, ListArray, PrimitiveArray, RecordBatch,
+    StringArray, UInt32Array,
+};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+/// A column could not be read as the type its schema promises.
+#[derive(Debug, thiserror::Error)]
+#[error("table `{table}`, column `{column}`: {reason}")]
+pub struct TableError {
+    /// The table's name.
+    pub table: &'static str,
+    /// The column.
+    pub column: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// A table with a fixed Arrow schema and a typed row.
+pub trait Table: Sized {
+    /// The table's name; its file is `<name>.parquet`.
+    const NAME: &'static str;
+    /// The table's schema.
+    fn schema() -> SchemaRef;
+    /// The rows as one record batch.
+    fn to_batch(rows: &[Self]) -> RecordBatch;
+    /// The rows of one record batch (whose schema has been checked).
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, TableError>;
+
+    /// The table's file name.
+    fn file_name() -> String {
+        format!("{}.parquet", Self::NAME)
+    }
+
+    /// Rows of many batches, in order.
+    fn from_batches(batches: &[RecordBatch]) -> Result<Vec<Self>, TableError> {
+        let mut rows = Vec::new();
+        for batch in batches {
+            rows.extend(Self::from_batch(batch)?);
+        }
+        Ok(rows)
+    }
+}
+
+fn key_event_field() -> Field {
+    Field::new("key_event", DataType::Utf8, false)
+}
+
+fn u32_field(name: &str) -> Field {
+    Field::new(name, DataType::UInt32, false)
+}
+
+fn utf8_field(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, false)
+}
+
+/// `segments`: the input corpus, ordered by (key_event, doc_id, seg_idx).
+pub fn segments_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        Field::new("theme", DataType::Utf8, true),
+        u32_field("doc_id"),
+        Field::new("doc_date", DataType::Date32, true),
+        u32_field("seg_idx"),
+        utf8_field("text"),
+    ]))
+}
+
+/// `labels`: the gold label of a segment: an episode id as text, `M` (several episodes or
+/// general) or `X` (no episode).
+pub fn labels_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        u32_field("doc_id"),
+        u32_field("seg_idx"),
+        utf8_field("label"),
+    ]))
+}
+
+/// `gold_episodes`: the described gold episodes of each key event.
+pub fn gold_episodes_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        u32_field("episode_id"),
+        utf8_field("description"),
+    ]))
+}
+
+/// `episodes`: the detected episodes of each key event.
+pub fn episodes_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        u32_field("episode_id"),
+        utf8_field("title"),
+        Field::new(
+            "keywords",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        ),
+        u32_field("n_segments"),
+        utf8_field("source"),
+    ]))
+}
+
+/// `assignments`: segments assigned to detected episodes; `rank` 0 is the episode's most
+/// confident segment.
+pub fn assignments_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        u32_field("episode_id"),
+        u32_field("doc_id"),
+        u32_field("seg_idx"),
+        u32_field("rank"),
+        Field::new("confidence", DataType::Float64, false),
+    ]))
+}
+
+/// Every table's name and schema, in the order of `schemas/`.
+pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
+    vec![
+        (Segment::NAME, Segment::schema()),
+        (Label::NAME, Label::schema()),
+        (GoldEpisode::NAME, GoldEpisode::schema()),
+        (Episode::NAME, Episode::schema()),
+        (Assignment::NAME, Assignment::schema()),
+    ]
+}
+
+/// The JSON text of a schema as kept in `schemas/<name>.json`.
+pub fn schema_json(schema: &Schema) -> String {
+    let mut text = serde_json::to_string_pretty(schema).expect("schemas serialize");
+    text.push('\n');
+    text
+}
+
+fn column<'a, A: Array + 'static>(
+    table: &'static str,
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<&'a A, TableError> {
+    let err = |reason: &str| TableError {
+        table,
+        column: name.to_string(),
+        reason: reason.to_string(),
+    };
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| err("missing"))?
+        .as_any()
+        .downcast_ref::<A>()
+        .ok_or_else(|| err("wrong type"))
+}
+
+fn no_nulls(table: &'static str, name: &str, array: &dyn Array) -> Result<(), TableError> {
+    if array.null_count() > 0 {
+        let row = (0..array.len()).find(|&i| array.is_null(i)).unwrap_or(0);
+        return Err(TableError {
+            table,
+            column: name.to_string(),
+            reason: format!("null in a non-nullable column at row {row}"),
+        });
+    }
+    Ok(())
+}
+
+fn strings(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<String>, TableError> {
+    let a = column::<StringArray>(table, batch, name)?;
+    no_nulls(table, name, a)?;
+    Ok(a.iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
+}
+
+fn primitives<T: ArrowPrimitiveType>(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<T::Native>, TableError> {
+    let a = column::<PrimitiveArray<T>>(table, batch, name)?;
+    no_nulls(table, name, a)?;
+    Ok(a.values().to_vec())
+}
+
+fn string_array<'a>(values: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(values))
+}
+
+fn u32_array(values: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(values))
+}
+
+fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_new(schema, columns).expect("columns match their schema")
+}
+
+/// One row of `segments`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The key event (its folder name).
+    pub key_event: String,
+    /// The theme (the folder above the event), if any.
+    pub theme: Option<String>,
+    /// 0-based article index in file order.
+    pub doc_id: u32,
+    /// Publication date of the article, days since 1970-01-01.
+    pub doc_date: Option<i32>,
+    /// 0-based segment index inside the article.
+    pub seg_idx: u32,
+    /// The segment's text.
+    pub text: String,
+}
+
+impl Table for Segment {
+    const NAME: &'static str = "segments";
+
+    fn schema() -> SchemaRef {
+        segments_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.theme.as_deref()),
+                )),
+                u32_array(rows.iter().map(|r| r.doc_id)),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.doc_date))),
+                u32_array(rows.iter().map(|r| r.seg_idx)),
+                string_array(rows.iter().map(|r| r.text.as_str())),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let theme = column::<StringArray>(t, b, "theme")?;
+        let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
+        let doc_date = column::<PrimitiveArray<Date32Type>>(t, b, "doc_date")?;
+        let seg_idx = primitives::<UInt32Type>(t, b, "seg_idx")?;
+        let text = strings(t, b, "text")?;
+        Ok(key_event
+            .into_iter()
+            .zip(text)
+            .enumerate()
+            .map(|(i, (key_event, text))| Segment {
+                key_event,
+                theme: theme.is_valid(i).then(|| theme.value(i).to_string()),
+                doc_id: doc_id[i],
+                doc_date: doc_date.is_valid(i).then(|| doc_date.value(i)),
+                seg_idx: seg_idx[i],
+                text,
+            })
+            .collect())
+    }
+}
+
+/// One row of `labels`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// The key event.
+    pub key_event: String,
+    /// Article index.
+    pub doc_id: u32,
+    /// Segment index inside the article.
+    pub seg_idx: u32,
+    /// Episode id as text, `M` or `X` (as the annotation file has it).
+    pub label: String,
+}
+
+impl Table for Label {
+    const NAME: &'static str = "labels";
+
+    fn schema() -> SchemaRef {
+        labels_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.doc_id)),
+                u32_array(rows.iter().map(|r| r.seg_idx)),
+                string_array(rows.iter().map(|r| r.label.as_str())),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
+        let seg_idx = primitives::<UInt32Type>(t, b, "seg_idx")?;
+        let label = strings(t, b, "label")?;
+        Ok(key_event
+            .into_iter()
+            .zip(label)
+            .enumerate()
+            .map(|(i, (key_event, label))| Label {
+                key_event,
+                doc_id: doc_id[i],
+                seg_idx: seg_idx[i],
+                label,
+            })
+            .collect())
+    }
+}
+
+/// One row of `gold_episodes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoldEpisode {
+    /// The key event.
+    pub key_event: String,
+    /// The episode id labels refer to.
+    pub episode_id: u32,
+    /// `subject | action | object | time | location`.
+    pub description: String,
+}
+
+impl Table for GoldEpisode {
+    const NAME: &'static str = "gold_episodes";
+
+    fn schema() -> SchemaRef {
+        gold_episodes_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.episode_id)),
+                string_array(rows.iter().map(|r| r.description.as_str())),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let episode_id = primitives::<UInt32Type>(t, b, "episode_id")?;
+        let description = strings(t, b, "description")?;
+        Ok(key_event
+            .into_iter()
+            .zip(description)
+            .zip(episode_id)
+            .map(|((key_event, description), episode_id)| GoldEpisode {
+                key_event,
+                episode_id,
+                description,
+            })
+            .collect())
+    }
+}
+
+/// One row of `episodes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Episode {
+    /// The key event.
+    pub key_event: String,
+    /// The episode's id inside its key event.
+    pub episode_id: u32,
+    /// A short title.
+    pub title: String,
+    /// Keywords, most telling first.
+    pub keywords: Vec<String>,
+    /// Number of segments assigned to it.
+    pub n_segments: u32,
+    /// `clusters` or `llm`.
+    pub source: String,
+}
+
+impl Table for Episode {
+    const NAME: &'static str = "episodes";
+
+    fn schema() -> SchemaRef {
+        episodes_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        let mut keywords = ListBuilder::new(StringBuilder::new());
+        for r in rows {
+            for k in &r.keywords {
+                keywords.values().append_value(k);
+            }
+            keywords.append(true);
+        }
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.episode_id)),
+                string_array(rows.iter().map(|r| r.title.as_str())),
+                Arc::new(keywords.finish()),
+                u32_array(rows.iter().map(|r| r.n_segments)),
+                string_array(rows.iter().map(|r| r.source.as_str())),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let episode_id = primitives::<UInt32Type>(t, b, "episode_id")?;
+        let title = strings(t, b, "title")?;
+        let keywords = column::<ListArray>(t, b, "keywords")?;
+        no_nulls(t, "keywords", keywords)?;
+        let n_segments = primitives::<UInt32Type>(t, b, "n_segments")?;
+        let source = strings(t, b, "source")?;
+        let mut rows = Vec::with_capacity(b.num_rows());
+        for (i, ((key_event, title), source)) in
+            key_event.into_iter().zip(title).zip(source).enumerate()
+        {
+            let list = keywords.value(i);
+            let words = list
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .ok_or_else(|| TableError {
+                    table: t,
+                    column: "keywords".into(),
+                    reason: "items are not utf8".into(),
+                })?;
+            rows.push(Episode {
+                key_event,
+                episode_id: episode_id[i],
+                title,
+                keywords: words.iter().flatten().map(str::to_string).collect(),
+                n_segments: n_segments[i],
+                source,
+            });
+        }
+        Ok(rows)
+    }
+}
+
+/// One row of `assignments`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assignment {
+    /// The key event.
+    pub key_event: String,
+    /// The detected episode.
+    pub episode_id: u32,
+    /// Article index.
+    pub doc_id: u32,
+    /// Segment index inside the article.
+    pub seg_idx: u32,
+    /// 0 = the episode's most confident segment.
+    pub rank: u32,
+    /// Classification confidence (paper eq. 2).
+    pub confidence: f64,
+}
+
+impl Table for Assignment {
+    const NAME: &'static str = "assignments";
+
+    fn schema() -> SchemaRef {
+        assignments_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.episode_id)),
+                u32_array(rows.iter().map(|r| r.doc_id)),
+                u32_array(rows.iter().map(|r| r.seg_idx)),
+                u32_array(rows.iter().map(|r| r.rank)),
+                Arc::new(Float64Array::from_iter_values(
+                    rows.iter().map(|r| r.confidence),
+                )),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let episode_id = primitives::<UInt32Type>(t, b, "episode_id")?;
+        let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
+        let seg_idx = primitives::<UInt32Type>(t, b, "seg_idx")?;
+        let rank = primitives::<UInt32Type>(t, b, "rank")?;
+        let confidence = primitives::<Float64Type>(t, b, "confidence")?;
+        Ok(key_event
+            .into_iter()
+            .enumerate()
+            .map(|(i, key_event)| Assignment {
+                key_event,
+                episode_id: episode_id[i],
+                doc_id: doc_id[i],
+                seg_idx: seg_idx[i],
+                rank: rank[i],
+                confidence: confidence[i],
+            })
+            .collect())
+    }
+}
