@@ -173,7 +173,11 @@ const EXAMPLE: &[ExampleEvent] = &[
 ];
 
 /// The example run: per event, episodes as (title, keywords, segments as (doc_id, seg_idx) in
-/// rank order). Some are right, some are not, so the scores show what the metrics do.
+/// rank order). Some are right, some are not, so the scores show what the metrics do. At k = 5:
+/// - flood: episode 0's top five are all labelled 0 (hit); episode 1's are 1 1 1 2 2 (hit 1);
+///   episode 2 has four segments and does not count: prec 2/2, recall 2/3, F1 0.80;
+/// - protest: episode 0's top five are 0 1 0 1 M (no majority); episode 1's are all 1 (hit):
+///   prec 1/2, recall 1/2, F1 0.50.
 #[allow(clippy::type_complexity)]
 const EXAMPLE_RUN: &[(&str, &[(&str, &[&str], &[(u32, u32)])])] = &[
     (

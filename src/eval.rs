@@ -48,6 +48,9 @@ pub enum EvalError {
     },
 }
 
+/// (rank, doc_id, seg_idx) of an assigned segment.
+type RankedSegment = (u32, u32, u32);
+
 /// One key event's scores.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EventScore {
@@ -185,7 +188,7 @@ pub fn evaluate(
             .insert((l.doc_id, l.seg_idx), l.label.as_str());
     }
     // event -> episode -> [(rank, doc_id, seg_idx)]
-    let mut detected: HashMap<&str, BTreeMap<u32, Vec<(u32, u32, u32)>>> = HashMap::new();
+    let mut detected: HashMap<&str, BTreeMap<u32, Vec<RankedSegment>>> = HashMap::new();
     for (row, a) in assignments.iter().enumerate() {
         if !segments.contains(&(a.key_event.as_str(), a.doc_id, a.seg_idx)) {
             return Err(EvalError::UnknownSegment {

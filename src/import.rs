@@ -206,10 +206,21 @@ fn valid_label(label: &str) -> bool {
                 .all(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())))
 }
 
+/// The rows of one parsed event.
+#[derive(Debug)]
+pub struct ParsedEvent {
+    /// Segments in (doc_id, seg_idx) order.
+    pub segments: Vec<Segment>,
+    /// Labels in the same order.
+    pub labels: Vec<Label>,
+    /// Gold episodes by id.
+    pub gold_episodes: Vec<GoldEpisode>,
+    /// Counts.
+    pub summary: EventSummary,
+}
+
 /// Parses one event's files into rows (no I/O).
-pub fn parse_event(
-    files: &EventFiles,
-) -> Result<(Vec<Segment>, Vec<Label>, Vec<GoldEpisode>, EventSummary), ImportError> {
+pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
     let name = |file: &str| format!("{}/{}", files.dir, file);
     let seg_file = name(SEGMENTS_FILE);
 
@@ -374,7 +385,12 @@ pub fn parse_event(
         gold_episodes: gold.len(),
         dated: files.dates.is_some(),
     };
-    Ok((segments, labels, gold, summary))
+    Ok(ParsedEvent {
+        segments,
+        labels,
+        gold_episodes: gold,
+        summary,
+    })
 }
 
 /// Finds every event folder below `src` and reads its files.
@@ -457,11 +473,11 @@ pub async fn read_event_files(src: &Location) -> Result<Vec<EventFiles>, ImportE
 pub async fn read_dataset(src: &Location) -> Result<Dataset, ImportError> {
     let mut dataset = Dataset::default();
     for files in read_event_files(src).await? {
-        let (segments, labels, gold, summary) = parse_event(&files)?;
-        dataset.segments.extend(segments);
-        dataset.labels.extend(labels);
-        dataset.gold_episodes.extend(gold);
-        dataset.events.push(summary);
+        let event = parse_event(&files)?;
+        dataset.segments.extend(event.segments);
+        dataset.labels.extend(event.labels);
+        dataset.gold_episodes.extend(event.gold_episodes);
+        dataset.events.push(event.summary);
     }
     Ok(dataset)
 }

@@ -1,0 +1,351 @@
+//! k-prec / k-recall / k-F1 on hand-made cases whose answers are computed by hand in the comments.
+
+mod util;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use epimine::eval::{evaluate, Report};
+use epimine::storage::Location;
+use epimine::tables::{Assignment, GoldEpisode, Label, Segment};
+use util::*;
+
+/// A hand-made corpus: event -> (theme, gold ids, episodes as lists of labels in rank order).
+/// `None` is an unlabelled segment. Each segment gets its own (doc_id = episode, seg_idx = i).
+struct Case {
+    segments: Vec<Segment>,
+    labels: Vec<Label>,
+    gold: Vec<GoldEpisode>,
+    assignments: Vec<Assignment>,
+}
+
+type EventSpec<'a> = (
+    &'a str,
+    Option<&'a str>,
+    &'a [u32],
+    &'a [&'a [Option<&'a str>]],
+);
+
+fn case(events: &[EventSpec]) -> Case {
+    let mut c = Case {
+        segments: vec![],
+        labels: vec![],
+        gold: vec![],
+        assignments: vec![],
+    };
+    for (event, theme, gold, episodes) in events {
+        for &g in *gold {
+            c.gold.push(GoldEpisode {
+                key_event: event.to_string(),
+                episode_id: g,
+                description: format!("gold {g}"),
+            });
+        }
+        // One extra article so that events without episodes still have segments.
+        c.segments.push(Segment {
+            key_event: event.to_string(),
+            theme: theme.map(str::to_string),
+            doc_id: 1000,
+            doc_date: None,
+            seg_idx: 0,
+            text: "filler".into(),
+        });
+        for (e, labels) in episodes.iter().enumerate() {
+            let n = labels.len();
+            for (i, label) in labels.iter().enumerate() {
+                let (doc_id, seg_idx) = (e as u32, i as u32);
+                c.segments.push(Segment {
+                    key_event: event.to_string(),
+                    theme: theme.map(str::to_string),
+                    doc_id,
+                    doc_date: None,
+                    seg_idx,
+                    text: format!("segment {e}/{i}"),
+                });
+                if let Some(label) = label {
+                    c.labels.push(Label {
+                        key_event: event.to_string(),
+                        doc_id,
+                        seg_idx,
+                        label: label.to_string(),
+                    });
+                }
+                // Rows in reverse rank order: eval must sort by rank, not trust row order.
+                c.assignments.push(Assignment {
+                    key_event: event.to_string(),
+                    episode_id: e as u32,
+                    doc_id,
+                    seg_idx,
+                    rank: i as u32,
+                    confidence: 1.0 - i as f64 / n as f64,
+                });
+            }
+        }
+    }
+    c.assignments.reverse();
+    c
+}
+
+fn run(k: usize, c: &Case) -> Report {
+    let events: BTreeMap<String, Option<String>> = c
+        .segments
+        .iter()
+        .map(|s| (s.key_event.clone(), s.theme.clone()))
+        .collect();
+    let keys: BTreeSet<(&str, u32, u32)> = c
+        .segments
+        .iter()
+        .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
+        .collect();
+    evaluate(
+        k,
+        &events,
+        &keys,
+        &c.labels,
+        &c.gold,
+        &c.assignments,
+        "test",
+    )
+    .unwrap()
+}
+
+const M: Option<&str> = Some("M");
+const X: Option<&str> = Some("X");
+const L0: Option<&str> = Some("0");
+const L1: Option<&str> = Some("1");
+const L2: Option<&str> = Some("2");
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+fn main_case() -> Case {
+    case(&[
+        // e1, N = 3.
+        //  ep0: top5 = 0 0 1 0 M -> three 0s -> hits gold 0.
+        //  ep1: top5 = 0 0 0 2 2 -> hits gold 0 again: still one hit.
+        //  ep2: 3 segments -> shorter than k, not counted (its 1s hit nothing).
+        //  ep3: top5 = 2 2 X (unlabelled) 2 -> hits gold 2.
+        //  counted 3, hits 2: prec 2/3, recall 2/3, F1 2/3.
+        (
+            "e1",
+            Some("t1"),
+            &[0, 1, 2],
+            &[
+                &[L0, L0, L1, L0, M, L0],
+                &[L0, L0, L0, L2, L2],
+                &[L1, L1, L1],
+                &[L2, L2, X, None, L2],
+            ],
+        ),
+        // e2, N = 2.
+        //  ep0: 1 1 M X "1,2,3" -> two 1s, not > 5/2: no hit.
+        //  ep1: 1 1 "7" 1 (unlabelled) -> "7" is not a described id; three 1s: hit.
+        //  counted 2, hits 1: prec 1/2, recall 1/2, F1 1/2.
+        (
+            "e2",
+            Some("t1"),
+            &[0, 1],
+            &[
+                &[L1, L1, M, X, Some("1,2,3")],
+                &[L1, L1, Some("7"), L1, None],
+            ],
+        ),
+        // e3, N = 4, no episodes at all: 0 / 0 / 0.
+        ("e3", Some("t2"), &[0, 1, 2, 3], &[]),
+        // e4: no gold episodes -> skipped.
+        ("e4", Some("t2"), &[], &[&[L0, L0, L0, L0, L0]]),
+    ])
+}
+
+#[test]
+fn hand_computed_k5() {
+    let report = run(5, &main_case());
+    let by: BTreeMap<&str, _> = report
+        .events
+        .iter()
+        .map(|e| (e.key_event.as_str(), e))
+        .collect();
+    assert_eq!(by.len(), 3);
+
+    let e1 = by["e1"];
+    assert_eq!((e1.counted, e1.hits, e1.gold), (3, 2, 3));
+    assert!(
+        close(e1.k_prec, 2.0 / 3.0) && close(e1.k_recall, 2.0 / 3.0) && close(e1.k_f1, 2.0 / 3.0)
+    );
+
+    let e2 = by["e2"];
+    assert_eq!((e2.counted, e2.hits, e2.gold), (2, 1, 2));
+    assert!(close(e2.k_prec, 0.5) && close(e2.k_recall, 0.5) && close(e2.k_f1, 0.5));
+
+    let e3 = by["e3"];
+    assert_eq!((e3.counted, e3.hits, e3.gold), (0, 0, 4));
+    assert_eq!((e3.k_prec, e3.k_recall, e3.k_f1), (0.0, 0.0, 0.0));
+
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].key_event, "e4");
+
+    // Theme means: t1 = mean(2/3, 1/2) = 7/12 for each figure; t2 = e3 alone = 0.
+    assert_eq!(report.themes.len(), 2);
+    let t1 = &report.themes[0];
+    assert_eq!((t1.theme.as_deref(), t1.events), (Some("t1"), 2));
+    assert!(
+        close(t1.k_prec, 7.0 / 12.0)
+            && close(t1.k_recall, 7.0 / 12.0)
+            && close(t1.k_f1, 7.0 / 12.0)
+    );
+    let t2 = &report.themes[1];
+    assert_eq!(
+        (t2.theme.as_deref(), t2.events, t2.k_f1),
+        (Some("t2"), 1, 0.0)
+    );
+}
+
+#[test]
+fn hand_computed_k3() {
+    // e1 at k = 3: ep0 top3 = 0 0 1 -> hit 0; ep1 = 0 0 0 -> 0 again; ep2 = 1 1 1 -> counted now,
+    // hit 1; ep3 = 2 2 X -> hit 2. counted 4, hits 3: prec 3/4, recall 1, F1 = 1.5/1.75 = 6/7.
+    let report = run(3, &main_case());
+    let e1 = &report.events[0];
+    assert_eq!((e1.key_event.as_str(), e1.counted, e1.hits), ("e1", 4, 3));
+    assert!(close(e1.k_prec, 0.75) && close(e1.k_recall, 1.0) && close(e1.k_f1, 6.0 / 7.0));
+}
+
+#[test]
+fn half_is_not_a_majority() {
+    // k = 4, top4 = 0 0 1 1: two of four is not more than k/2, so nothing is hit: prec 0 of 1.
+    let c = case(&[("e", None, &[0, 1], &[&[L0, L0, L1, L1]])]);
+    let e = &run(4, &c).events[0];
+    assert_eq!((e.counted, e.hits, e.k_prec, e.k_f1), (1, 0, 0.0, 0.0));
+    // k = 3 on the same episode: top3 = 0 0 1 -> hit.
+    let e = &run(3, &c).events[0];
+    assert_eq!((e.counted, e.hits), (1, 1));
+    assert!(close(e.k_prec, 1.0) && close(e.k_recall, 0.5));
+}
+
+#[test]
+fn unknown_segment_is_an_error_naming_the_row() {
+    let mut c = main_case();
+    c.assignments.push(Assignment {
+        key_event: "e1".into(),
+        episode_id: 9,
+        doc_id: 77,
+        seg_idx: 0,
+        rank: 0,
+        confidence: 1.0,
+    });
+    let events = BTreeMap::from([("e1".to_string(), None)]);
+    let keys: BTreeSet<(&str, u32, u32)> = c
+        .segments
+        .iter()
+        .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
+        .collect();
+    let err = evaluate(
+        5,
+        &events,
+        &keys,
+        &c.labels,
+        &c.gold,
+        &c.assignments,
+        "run/assignments.parquet",
+    )
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("run/assignments.parquet: row 34") && msg.contains("doc_id 77"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn cli_json_matches_the_hand_computed_figures() {
+    let c = main_case();
+    let (corpus_dir, run_dir) = (scratch(), scratch());
+    block_on(async {
+        let corpus = Location::parse(s(corpus_dir.path()), false).unwrap();
+        corpus.write_table(&c.segments).await.unwrap();
+        corpus.write_table(&c.labels).await.unwrap();
+        corpus.write_table(&c.gold).await.unwrap();
+        let run = Location::parse(s(run_dir.path()), false).unwrap();
+        run.write_table(&c.assignments).await.unwrap();
+    });
+    let out = epimine_ok(&[
+        "eval",
+        "--corpus",
+        s(corpus_dir.path()),
+        "--run",
+        s(run_dir.path()),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["k"], 5);
+    let e1 = &v["events"][0];
+    let keys: Vec<&str> = e1.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut want = vec![
+        "key_event",
+        "theme",
+        "k_prec",
+        "k_recall",
+        "k_f1",
+        "counted",
+        "hits",
+        "gold",
+    ];
+    let mut got = keys.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(e1["key_event"], "e1");
+    assert_eq!(e1["theme"], "t1");
+    assert_eq!(
+        (
+            e1["counted"].as_u64(),
+            e1["hits"].as_u64(),
+            e1["gold"].as_u64()
+        ),
+        (Some(3), Some(2), Some(3))
+    );
+    assert!(close(e1["k_f1"].as_f64().unwrap(), 2.0 / 3.0));
+    let t1 = &v["themes"][0];
+    assert_eq!(t1["theme"], "t1");
+    assert_eq!(t1["events"], 2);
+    assert!(close(t1["k_recall"].as_f64().unwrap(), 7.0 / 12.0));
+
+    // The plain table shows the same figures ×100.
+    let table = epimine_ok(&[
+        "eval",
+        "--corpus",
+        s(corpus_dir.path()),
+        "--run",
+        s(run_dir.path()),
+        "-k",
+        "5",
+    ]);
+    let line = table.lines().find(|l| l.contains(" e1 ")).unwrap();
+    assert!(line.contains("66.67"), "{table}");
+    assert!(table.contains("skipped e4: no gold episodes"), "{table}");
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let dir = scratch();
+    let out = dir.path().join("demo");
+    let stdout = epimine_ok(&["demo", "--out", s(&out)]);
+    // Scores of the built-in example run, computed by hand in src/demo.rs's comments.
+    let flood = stdout
+        .lines()
+        .find(|l| l.contains("example_river_flood") && l.contains("80.00"))
+        .is_some();
+    let protest = stdout
+        .lines()
+        .find(|l| l.contains("example_city_protest") && l.contains("50.00"))
+        .is_some();
+    assert!(flood && protest, "{stdout}");
+    for f in [
+        "corpus/segments.parquet",
+        "corpus/labels.parquet",
+        "run/assignments.parquet",
+        "run/episodes.parquet",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+}

@@ -1,0 +1,77 @@
+//! Test harness shared by the integration tests: where `../shared` is, how to run the binary,
+//! scratch folders.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// `../shared` beside the checkout (or `$EPIMINE_SHARED`).
+pub fn shared_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("EPIMINE_SHARED") {
+        return PathBuf::from(dir);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")
+}
+
+/// The development dataset.
+pub fn dataset_dir() -> PathBuf {
+    let dir = shared_dir().join("data/epimine");
+    assert!(
+        dir.is_dir(),
+        "the development dataset is missing at {} (set EPIMINE_SHARED)",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs the `epimine` binary.
+pub fn epimine(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the epimine binary runs")
+}
+
+/// Runs the binary and insists on success; returns stdout.
+pub fn epimine_ok(args: &[&str]) -> String {
+    let out = epimine(args);
+    assert!(
+        out.status.success(),
+        "epimine {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// A fresh scratch folder.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// A path as &str.
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The files directly in a folder, sorted.
+pub fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Runs a future on a fresh runtime.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
