@@ -26,6 +26,100 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write the JSON copy of every table schema (as kept in `schemas/`).
     Schemas(SchemasArgs),
+    /// Term salience and discriminative co-occurrence of every key event (timely dataflow).
+    Stats(StatsArgs),
+    /// Background corpus tools.
+    #[command(subcommand)]
+    Background(BackgroundCommand),
+    /// Write a synthetic corpus with planted episodes (for scale tests and the demo).
+    Synth(SynthArgs),
+}
+
+/// The timely layout flags, as timely's own examples take them.
+#[derive(Debug, Clone, Args)]
+pub struct TimelyArgs {
+    /// Worker threads per process.
+    #[arg(short = 'w', long = "workers", default_value_t = 1)]
+    pub workers: usize,
+    /// Number of processes.
+    #[arg(short = 'n', long = "processes", default_value_t = 1)]
+    pub processes: usize,
+    /// This process's index (0-based).
+    #[arg(short = 'p', long = "process", default_value_t = 0)]
+    pub process: usize,
+    /// File of `host:port` lines, one per process (default localhost:2101, 2102, …).
+    #[arg(short = 'h', long = "hostfile")]
+    pub hostfile: Option<String>,
+}
+
+impl TimelyArgs {
+    /// The cluster layout.
+    pub fn cluster(&self) -> crate::stats::Cluster {
+        crate::stats::Cluster {
+            workers: self.workers,
+            processes: self.processes,
+            process: self.process,
+            hostfile: self.hostfile.clone(),
+        }
+    }
+}
+
+/// `epimine stats`.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct StatsArgs {
+    /// The corpus written by `epimine import` or `epimine synth` (holding segments*.parquet).
+    #[arg(long)]
+    pub corpus: String,
+    /// Background: a text file (one document a line) or a table from `epimine background build`.
+    #[arg(long)]
+    pub background: String,
+    /// Output folder for terms.parquet and pairs.parquet.
+    #[arg(long)]
+    pub out: String,
+    /// Skip word vectors (no expansion, no synonym groups).
+    #[arg(long)]
+    pub no_vectors: bool,
+    /// Timely layout.
+    #[command(flatten)]
+    pub timely: TimelyArgs,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// `epimine background …`.
+#[derive(Debug, Subcommand)]
+pub enum BackgroundCommand {
+    /// Tokenize a text background (one document a line) once into a reusable table.
+    Build(BackgroundBuildArgs),
+}
+
+/// `epimine background build`.
+#[derive(Debug, Args)]
+pub struct BackgroundBuildArgs {
+    /// The text file.
+    pub text: String,
+    /// The table to write (a path ending in .parquet).
+    #[arg(long)]
+    pub out: String,
+}
+
+/// `epimine synth`.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Number of key events.
+    #[arg(long, default_value_t = 4)]
+    pub events: usize,
+    /// Articles per key event.
+    #[arg(long, default_value_t = 40)]
+    pub docs_per_event: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Output corpus folder (segments, labels, gold_episodes tables).
+    #[arg(long)]
+    pub out: String,
 }
 
 /// `epimine import`.

@@ -6,9 +6,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod background;
 pub mod cli;
 pub mod demo;
 pub mod eval;
 pub mod import;
+pub mod stats;
 pub mod storage;
+pub mod synth;
 pub mod tables;
+pub mod text;

@@ -2,9 +2,10 @@
 
 use anyhow::Context;
 use clap::Parser;
+use epimine::cli::BackgroundCommand;
 use epimine::cli::{Cli, Command};
 use epimine::storage::Location;
-use epimine::{demo, eval, import, tables};
+use epimine::{background, demo, eval, import, stats, synth, tables};
 
 fn init_logging(verbose: u8) {
     let default = match verbose {
@@ -54,6 +55,47 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!(
                 "run tables:      {} (episodes.parquet, assignments.parquet)",
                 outcome.run
+            );
+        }
+        Command::Stats(args) => {
+            let cluster = args.timely.cluster();
+            let (corpus, bg, out) = (args.corpus, args.background, args.out);
+            let vectors = !args.no_vectors;
+            let started = std::time::Instant::now();
+            // The dataflow runs its own threads; keep it off the async runtime.
+            let result = tokio::task::spawn_blocking(move || {
+                stats::run(&corpus, &bg, &out, &cluster, vectors).map(|o| (o, out))
+            })
+            .await??;
+            if let (Some(output), out) = result {
+                let events: std::collections::BTreeSet<&str> =
+                    output.terms.iter().map(|t| t.key_event.as_str()).collect();
+                let salient = output.terms.iter().filter(|t| t.salient).count();
+                println!(
+                    "{} events: {} terms ({} salient), {} pairs in {:.1} s; wrote {}/{{terms,pairs}}.parquet",
+                    events.len(),
+                    output.terms.len(),
+                    salient,
+                    output.pairs.len(),
+                    started.elapsed().as_secs_f64(),
+                    out.trim_end_matches('/')
+                );
+            }
+        }
+        Command::Background(BackgroundCommand::Build(args)) => {
+            let (docs, terms) = background::build(&args.text, &args.out).await?;
+            println!("{docs} documents, {terms} terms; wrote {}", args.out);
+        }
+        Command::Synth(args) => {
+            let corpus = synth::generate(args.events, args.docs_per_event, args.seed);
+            let out = Location::parse(&args.out, true)?;
+            synth::write(&out, &corpus).await?;
+            println!(
+                "{} events, {} segments, {} planted episodes; wrote {}/{{segments,labels,gold_episodes}}.parquet and background.txt",
+                args.events,
+                corpus.segments.len(),
+                corpus.gold_episodes.len(),
+                out.display()
             );
         }
         Command::Schemas(args) => match args.out {

@@ -179,6 +179,24 @@ impl Location {
         })
     }
 
+    /// Splits a path to one file into its folder's location and the file name; the folder is
+    /// created when `create` is true (local paths only).
+    pub fn parse_file(path: &str, create: bool) -> Result<(Self, String)> {
+        let (dir, name) = match path.rsplit_once('/') {
+            Some(("", name)) => ("/", name),
+            Some(("file://", name)) => ("file:///", name),
+            Some((dir, name)) => (dir, name),
+            None => (".", path),
+        };
+        if name.is_empty() || dir == "s3:/" {
+            return Err(StorageError::BadLocation {
+                location: path.to_string(),
+                reason: "expected a path to a file".into(),
+            });
+        }
+        Ok((Self::parse(dir, create)?, name.to_string()))
+    }
+
     /// The kind of store.
     pub fn kind(&self) -> StoreKind {
         self.kind
@@ -267,6 +285,18 @@ impl Location {
         schema: SchemaRef,
         batches: &[RecordBatch],
     ) -> Result<()> {
+        self.write_parquet_with_metadata(name, schema, batches, Vec::new())
+            .await
+    }
+
+    /// As [`Location::write_parquet`], with extra key-value pairs in the file's metadata.
+    pub async fn write_parquet_with_metadata(
+        &self,
+        name: &str,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+        metadata: Vec<(String, String)>,
+    ) -> Result<()> {
         let location = self.display_child(name);
         let pq = |source| StorageError::Parquet {
             location: location.clone(),
@@ -275,6 +305,12 @@ impl Location {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_row_count(Some(DEFAULT_ROW_GROUP_ROWS))
+            .set_key_value_metadata((!metadata.is_empty()).then(|| {
+                metadata
+                    .into_iter()
+                    .map(|(k, v)| parquet::file::metadata::KeyValue::new(k, v))
+                    .collect()
+            }))
             .build();
         let mut sink = BufWriter::new(Arc::clone(&self.store), self.object(name));
         let written = async {
@@ -328,23 +364,50 @@ impl Location {
         })
     }
 
-    /// Reads the whole Parquet file `name` and checks that its columns are exactly `expected`'s
-    /// (names, types and nullability, in order).
-    pub async fn read_parquet(&self, name: &str, expected: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    /// The number of row groups of the Parquet file `name`, and its key-value metadata.
+    pub async fn parquet_layout(&self, name: &str) -> Result<(usize, Vec<(String, String)>)> {
+        let mut reader = self.open_parquet(name).await?;
+        let location = reader.display.clone();
+        let meta = reader
+            .get_metadata(None)
+            .await
+            .map_err(|source| StorageError::Parquet { location, source })?;
+        let kv = meta
+            .file_metadata()
+            .key_value_metadata()
+            .map(|kvs| {
+                kvs.iter()
+                    .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((meta.num_row_groups(), kv))
+    }
+
+    /// Reads the given row groups of the Parquet file `name` (all when `row_groups` is `None`),
+    /// checking that its columns are exactly `expected`'s.
+    pub async fn read_row_groups(
+        &self,
+        name: &str,
+        expected: &SchemaRef,
+        row_groups: Option<Vec<usize>>,
+    ) -> Result<Vec<RecordBatch>> {
         let reader = self.open_parquet(name).await?;
         let location = reader.display.clone();
         let pq = |source| StorageError::Parquet {
             location: location.clone(),
             source,
         };
-        let builder =
+        let mut builder =
             ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
                 .await
                 .map_err(pq)?;
         check_fields(&location, builder.schema(), expected)?;
+        if let Some(groups) = row_groups {
+            builder = builder.with_row_groups(groups);
+        }
         let stream = builder.build().map_err(pq)?;
         let batches: Vec<RecordBatch> = stream.map(|b| b.map_err(pq)).try_collect().await?;
-        // Re-attach the expected schema so that callers can rely on `Arc` equality of fields.
         batches
             .into_iter()
             .map(|b| {
@@ -356,6 +419,12 @@ impl Location {
                 })
             })
             .collect()
+    }
+
+    /// Reads the whole Parquet file `name` and checks that its columns are exactly `expected`'s
+    /// (names, types and nullability, in order).
+    pub async fn read_parquet(&self, name: &str, expected: &SchemaRef) -> Result<Vec<RecordBatch>> {
+        self.read_row_groups(name, expected, None).await
     }
 }
 

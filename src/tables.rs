@@ -12,8 +12,8 @@ use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::types::{Date32Type, Float64Type, UInt32Type};
 use arrow_array::ArrowPrimitiveType;
 use arrow_array::{
-    Array, ArrayRef, Date32Array, Float64Array, ListArray, PrimitiveArray, RecordBatch,
-    StringArray, UInt32Array,
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, ListArray, PrimitiveArray,
+    RecordBatch, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
@@ -136,6 +136,8 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (GoldEpisode::NAME, GoldEpisode::schema()),
         (Episode::NAME, Episode::schema()),
         (Assignment::NAME, Assignment::schema()),
+        (Term::NAME, Term::schema()),
+        (Pair::NAME, Pair::schema()),
     ]
 }
 
@@ -511,6 +513,168 @@ impl Table for Assignment {
                 seg_idx: seg_idx[i],
                 rank: rank[i],
                 confidence: confidence[i],
+            })
+            .collect())
+    }
+}
+
+/// `terms`: per key event, every vocabulary term with its statistics (ALGORITHM.md §1).
+pub fn terms_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        utf8_field("term"),
+        u32_field("freq"),
+        u32_field("bg_freq"),
+        Field::new("salience", DataType::Float64, false),
+        Field::new("salient", DataType::Boolean, false),
+        Field::new("expanded_from", DataType::Utf8, true),
+        Field::new("group", DataType::UInt32, true),
+    ]))
+}
+
+/// `pairs`: per key event, salient term pairs that co-occur, with their discriminative
+/// co-occurrence d (ALGORITHM.md §2, paper eq. 1).
+pub fn pairs_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        utf8_field("a"),
+        utf8_field("b"),
+        u32_field("freq"),
+        Field::new("d", DataType::Float64, false),
+    ]))
+}
+
+/// One row of `terms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    /// The key event.
+    pub key_event: String,
+    /// The term.
+    pub term: String,
+    /// Segments of the event containing it.
+    pub freq: u32,
+    /// Background documents containing it.
+    pub bg_freq: u32,
+    /// Salience (paper eq. 3); −1 for words with too few occurrences.
+    pub salience: f64,
+    /// Whether it is in the event's salient set T.
+    pub salient: bool,
+    /// The salient term it was expanded from, if it joined T by expansion.
+    pub expanded_from: Option<String>,
+    /// Its synonym group (salient terms only).
+    pub group: Option<u32>,
+}
+
+impl Table for Term {
+    const NAME: &'static str = "terms";
+
+    fn schema() -> SchemaRef {
+        terms_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                string_array(rows.iter().map(|r| r.term.as_str())),
+                u32_array(rows.iter().map(|r| r.freq)),
+                u32_array(rows.iter().map(|r| r.bg_freq)),
+                Arc::new(Float64Array::from_iter_values(
+                    rows.iter().map(|r| r.salience),
+                )),
+                Arc::new(BooleanArray::from_iter(
+                    rows.iter().map(|r| Some(r.salient)),
+                )),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.expanded_from.as_deref()),
+                )),
+                Arc::new(UInt32Array::from_iter(rows.iter().map(|r| r.group))),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let term = strings(t, b, "term")?;
+        let freq = primitives::<UInt32Type>(t, b, "freq")?;
+        let bg_freq = primitives::<UInt32Type>(t, b, "bg_freq")?;
+        let salience = primitives::<Float64Type>(t, b, "salience")?;
+        let salient = column::<BooleanArray>(t, b, "salient")?;
+        no_nulls(t, "salient", salient)?;
+        let expanded = column::<StringArray>(t, b, "expanded_from")?;
+        let group = column::<UInt32Array>(t, b, "group")?;
+        Ok(key_event
+            .into_iter()
+            .zip(term)
+            .enumerate()
+            .map(|(i, (key_event, term))| Term {
+                key_event,
+                term,
+                freq: freq[i],
+                bg_freq: bg_freq[i],
+                salience: salience[i],
+                salient: salient.value(i),
+                expanded_from: expanded.is_valid(i).then(|| expanded.value(i).to_string()),
+                group: group.is_valid(i).then(|| group.value(i)),
+            })
+            .collect())
+    }
+}
+
+/// One row of `pairs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The key event.
+    pub key_event: String,
+    /// First term (a < b).
+    pub a: String,
+    /// Second term.
+    pub b: String,
+    /// Segments in which both occur.
+    pub freq: u32,
+    /// Discriminative co-occurrence d(a, b) (paper eq. 1).
+    pub d: f64,
+}
+
+impl Table for Pair {
+    const NAME: &'static str = "pairs";
+
+    fn schema() -> SchemaRef {
+        pairs_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                string_array(rows.iter().map(|r| r.a.as_str())),
+                string_array(rows.iter().map(|r| r.b.as_str())),
+                u32_array(rows.iter().map(|r| r.freq)),
+                Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.d))),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let a = strings(t, b, "a")?;
+        let bb = strings(t, b, "b")?;
+        let freq = primitives::<UInt32Type>(t, b, "freq")?;
+        let d = primitives::<Float64Type>(t, b, "d")?;
+        Ok(key_event
+            .into_iter()
+            .zip(a.into_iter().zip(bb))
+            .enumerate()
+            .map(|(i, (key_event, (a, b)))| Pair {
+                key_event,
+                a,
+                b,
+                freq: freq[i],
+                d: d[i],
             })
             .collect())
     }

@@ -1,0 +1,190 @@
+//! The background corpus (ALGORITHM.md §1): `bgf(w)`, the number of background documents that
+//! contain the whole token w, and `N_bg`, the number of documents.
+//!
+//! A background is either a text file with one document a line, or a table made once from such
+//! a file by `epimine background build` (`term` utf8, `doc_freq` uint32; `N_bg` in the file's
+//! metadata under [`N_DOCS_KEY`]) so that a large background is tokenized once and reused.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, StringArray, UInt32Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::storage::{Location, StorageError};
+use crate::text;
+
+/// Metadata key holding the number of background documents.
+pub const N_DOCS_KEY: &str = "epimine.background.n_docs";
+
+/// Errors of the background boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum BackgroundError {
+    /// Reading or writing failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// A line is not UTF-8.
+    #[error("{file}:{line}: invalid UTF-8")]
+    Utf8 {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+    },
+    /// The table lacks its document count or has a bad row.
+    #[error("{file}: {reason}")]
+    BadTable {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No documents.
+    #[error("{file}: the background has no documents")]
+    Empty {
+        /// The file.
+        file: String,
+    },
+}
+
+/// The schema of a background table.
+pub fn background_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("term", DataType::Utf8, false),
+        Field::new("doc_freq", DataType::UInt32, false),
+    ]))
+}
+
+/// A loaded background: the raw documents of a text file, or the counts of a table.
+#[derive(Debug, Clone)]
+pub enum Background {
+    /// One document a line (blank lines are not documents).
+    Text(Vec<String>),
+    /// Document frequencies and the document count.
+    Table {
+        /// (term, doc_freq), sorted by term.
+        doc_freq: Vec<(String, u32)>,
+        /// N_bg.
+        n_docs: u64,
+    },
+}
+
+impl Background {
+    /// N_bg.
+    pub fn n_docs(&self) -> u64 {
+        match self {
+            Background::Text(docs) => docs.len() as u64,
+            Background::Table { n_docs, .. } => *n_docs,
+        }
+    }
+
+    /// Document frequencies of the units `unit % peers == index` (lines, or table rows), so that
+    /// workers split the tokenizing between them.
+    pub fn doc_freq_shard(&self, index: usize, peers: usize) -> HashMap<String, u32> {
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        match self {
+            Background::Text(docs) => {
+                for (i, doc) in docs.iter().enumerate() {
+                    if crate::stats::keys::owner(i, peers) == index {
+                        for term in text::distinct_terms(doc) {
+                            *counts.entry(term).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            Background::Table { doc_freq, .. } => {
+                for (i, (term, n)) in doc_freq.iter().enumerate() {
+                    if crate::stats::keys::owner(i, peers) == index {
+                        counts.insert(term.clone(), *n);
+                    }
+                }
+            }
+        }
+        counts
+    }
+}
+
+/// Loads a background from a `.parquet` table or a text file (local, file:// or s3://).
+pub async fn load(path: &str) -> Result<Background, BackgroundError> {
+    let (dir, name) = Location::parse_file(path, false)?;
+    let file = dir.display_child(&name);
+    if name.ends_with(".parquet") {
+        let (_, kv) = dir.parquet_layout(&name).await?;
+        let n_docs = kv
+            .iter()
+            .find(|(k, _)| k == N_DOCS_KEY)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .ok_or_else(|| BackgroundError::BadTable {
+                file: file.clone(),
+                reason: format!("no `{N_DOCS_KEY}` in the file metadata (make it with `epimine background build`)"),
+            })?;
+        let batches = dir.read_parquet(&name, &background_schema()).await?;
+        let mut doc_freq = Vec::new();
+        for b in &batches {
+            let terms = b.column(0).as_any().downcast_ref::<StringArray>();
+            let freqs = b.column(1).as_any().downcast_ref::<UInt32Array>();
+            let (Some(terms), Some(freqs)) = (terms, freqs) else {
+                return Err(BackgroundError::BadTable {
+                    file,
+                    reason: "unexpected column types".into(),
+                });
+            };
+            doc_freq.extend(
+                terms
+                    .iter()
+                    .zip(freqs.iter())
+                    .filter_map(|(t, f)| Some((t?.to_string(), f?))),
+            );
+        }
+        if n_docs == 0 {
+            return Err(BackgroundError::Empty { file });
+        }
+        return Ok(Background::Table { doc_freq, n_docs });
+    }
+    let data = dir.get(&name).await?;
+    let mut docs = Vec::new();
+    for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line = std::str::from_utf8(raw).map_err(|_| BackgroundError::Utf8 {
+            file: file.clone(),
+            line: i + 1,
+        })?;
+        if !line.trim().is_empty() {
+            docs.push(line.to_string());
+        }
+    }
+    if docs.is_empty() {
+        return Err(BackgroundError::Empty { file });
+    }
+    Ok(Background::Text(docs))
+}
+
+/// `epimine background build`: tokenizes a text background once and writes its table to `out`
+/// (a path ending in `.parquet`). Returns (documents, terms).
+pub async fn build(text_path: &str, out: &str) -> Result<(u64, usize), BackgroundError> {
+    let background = load(text_path).await?;
+    let n_docs = background.n_docs();
+    let mut doc_freq: Vec<(String, u32)> = background.doc_freq_shard(0, 1).into_iter().collect();
+    doc_freq.sort();
+    let batch = RecordBatch::try_new(
+        background_schema(),
+        vec![
+            Arc::new(StringArray::from_iter_values(
+                doc_freq.iter().map(|(t, _)| t.as_str()),
+            )),
+            Arc::new(UInt32Array::from_iter_values(
+                doc_freq.iter().map(|(_, n)| *n),
+            )),
+        ],
+    )
+    .expect("columns match");
+    let (dir, name) = Location::parse_file(out, true)?;
+    dir.write_parquet_with_metadata(
+        &name,
+        background_schema(),
+        &[batch],
+        vec![(N_DOCS_KEY.to_string(), n_docs.to_string())],
+    )
+    .await?;
+    Ok((n_docs, doc_freq.len()))
+}

@@ -1,0 +1,351 @@
+//! `epimine stats`: salience and discriminative co-occurrence of many key events at once
+//! (ALGORITHM.md §1–§2, paper eqs. 1 and 3), as a timely / differential dataflow over threads,
+//! processes and machines.
+//!
+//! Outputs `<out>/terms.parquet` and `<out>/pairs.parquet`, byte-identical whatever the number of
+//! workers and processes: all results are gathered at worker 0 and sorted by strings before
+//! they are written.
+
+pub mod dataflow;
+pub mod formulas;
+pub mod keys;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::background::{self, Background, BackgroundError};
+use crate::storage::{Location, StorageError};
+use crate::tables::{Pair, Segment, Table, Term};
+
+use dataflow::{Gathered, RoundInput};
+
+/// Errors of the statistics job.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// Reading or writing failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The background could not be loaded.
+    #[error(transparent)]
+    Background(#[from] BackgroundError),
+    /// The corpus has no segments table.
+    #[error("{0}: no segments*.parquet in this corpus (make one with `epimine import`)")]
+    NoSegments(String),
+    /// Timely could not start or a worker panicked.
+    #[error("dataflow: {0}")]
+    Timely(String),
+    /// Some worker (maybe in another process) failed to read its input; nothing was written.
+    #[error("{0} worker(s) failed to read their input; nothing was written (see their errors)")]
+    WorkersFailed(isize),
+    /// Two strings share a 64-bit id.
+    #[error("hash collision between `{0}` and `{1}`; please report it")]
+    Collision(String, String),
+    /// Word vectors were asked for but this build has no encoder yet.
+    #[error("word vectors (expansion, synonym groups) need the encoder, which this build lacks; run with --no-vectors")]
+    NoEncoder,
+}
+
+/// How the timely workers are laid out (the usual timely flags).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    /// Worker threads per process (`-w`).
+    pub workers: usize,
+    /// Processes (`-n`).
+    pub processes: usize,
+    /// This process's index (`-p`).
+    pub process: usize,
+    /// File of `host:port` lines, one per process (`-h`); default `localhost:2101+i`.
+    pub hostfile: Option<String>,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            hostfile: None,
+        }
+    }
+}
+
+impl Cluster {
+    /// The timely configuration.
+    pub fn timely_config(&self) -> Result<timely::Config, StatsError> {
+        use timely::CommunicationConfig;
+        let communication = if self.processes > 1 {
+            let addresses = match &self.hostfile {
+                Some(file) => {
+                    let text = std::fs::read_to_string(file)
+                        .map_err(|e| StatsError::Timely(format!("hostfile {file}: {e}")))?;
+                    let hosts: Vec<String> = text
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    if hosts.len() < self.processes {
+                        return Err(StatsError::Timely(format!(
+                            "hostfile {file} names {} hosts for {} processes",
+                            hosts.len(),
+                            self.processes
+                        )));
+                    }
+                    hosts
+                }
+                None => (0..self.processes)
+                    .map(|i| format!("localhost:{}", 2101 + i))
+                    .collect(),
+            };
+            if self.process >= self.processes {
+                return Err(StatsError::Timely(format!(
+                    "process index {} out of range for {} processes",
+                    self.process, self.processes
+                )));
+            }
+            CommunicationConfig::Cluster {
+                threads: self.workers.max(1),
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            }
+        } else if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        Ok(timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        })
+    }
+}
+
+/// One round of input: a corpus whose segments are added (+1) or retracted (−1).
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// The corpus location (holding `segments*.parquet`).
+    pub corpus: String,
+    /// +1 to add, −1 to retract.
+    pub sign: isize,
+}
+
+/// What the statistics job computed (process 0 only).
+#[derive(Debug, Clone, Default)]
+pub struct StatsOutput {
+    /// Every vocabulary term of every event, sorted by (key_event, term).
+    pub terms: Vec<Term>,
+    /// Every co-occurring salient pair, sorted by (key_event, a, b), a < b.
+    pub pairs: Vec<Pair>,
+}
+
+/// The segments files of a corpus and their row-group counts, in name order.
+async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, StatsError> {
+    let mut files = Vec::new();
+    for name in corpus.list().await? {
+        if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
+            let (groups, _) = corpus.parquet_layout(&name).await?;
+            files.push((name, groups));
+        }
+    }
+    if files.is_empty() {
+        return Err(StatsError::NoSegments(corpus.display().to_string()));
+    }
+    Ok(files)
+}
+
+/// Reads this worker's row groups of a corpus and tokenizes them.
+async fn read_shard(round: &Round, index: usize, peers: usize) -> Result<RoundInput, StatsError> {
+    let corpus = Location::parse(&round.corpus, false)?;
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut unit = 0;
+    for (name, groups) in segment_files(&corpus).await? {
+        let mine: Vec<usize> = (0..groups)
+            .filter(|g| keys::owner(unit + g, peers) == index)
+            .collect();
+        unit += groups;
+        if mine.is_empty() {
+            continue;
+        }
+        let batches = corpus
+            .read_row_groups(&name, &Segment::schema(), Some(mine))
+            .await?;
+        let rows = Segment::from_batches(&batches).map_err(|source| StorageError::Table {
+            location: corpus.display_child(&name),
+            source,
+        })?;
+        segments.extend(rows);
+    }
+    Ok(dataflow::tokenize_segments(
+        segments
+            .iter()
+            .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx, s.text.as_str())),
+        round.sign,
+    ))
+}
+
+/// Runs the statistics dataflow over `rounds` with `background` on the cluster layout `cluster`.
+/// Returns the results in the process that hosts worker 0, `None` in the others.
+pub fn compute(
+    rounds: &[Round],
+    background: &Background,
+    cluster: &Cluster,
+) -> Result<Option<StatsOutput>, StatsError> {
+    let config = cluster.timely_config()?;
+    let rounds = Arc::new(rounds.to_vec());
+    let background = Arc::new(background.clone());
+    let errors: Arc<Mutex<Vec<StatsError>>> = Arc::new(Mutex::new(Vec::new()));
+    let worker_errors = Arc::clone(&errors);
+    let guards = timely::execute(config, move |worker| {
+        let (index, peers) = (worker.index(), worker.peers());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime per worker");
+        let n_bg = background.n_docs();
+        let bg: HashMap<keys::TermId, u32> = background
+            .doc_freq_shard(index, peers)
+            .into_iter()
+            .map(|(t, n)| (keys::term_id(&t), n))
+            .collect();
+        // Read every round first so that a failure is known before the dataflow starts.
+        let mut failed = false;
+        let mut read: Vec<RoundInput> = Vec::with_capacity(rounds.len());
+        for round in rounds.iter() {
+            match runtime.block_on(read_shard(round, index, peers)) {
+                Ok(input) => read.push(input),
+                Err(e) => {
+                    tracing::error!(worker = index, "{e}");
+                    worker_errors.lock().expect("error list").push(e);
+                    failed = true;
+                    read.push(RoundInput::default());
+                }
+            }
+        }
+        dataflow::run_worker(worker, n_bg, bg, &mut read.into_iter(), failed)
+    })
+    .map_err(StatsError::Timely)?;
+    let mut gathered: Option<Gathered> = None;
+    for result in guards.join() {
+        match result {
+            Ok(Some(g)) => gathered = Some(g),
+            Ok(None) => {}
+            Err(e) => return Err(StatsError::Timely(e)),
+        }
+    }
+    if let Some(e) = errors.lock().expect("error list").drain(..).next() {
+        return Err(e);
+    }
+    match gathered {
+        Some(g) if g.failures > 0 => Err(StatsError::WorkersFailed(g.failures)),
+        Some(g) => to_rows(g).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Turns gathered ids into sorted rows. Synonym groups without word vectors: each salient term
+/// is its own group, numbered by descending salience (ties by term).
+fn to_rows(g: Gathered) -> Result<StatsOutput, StatsError> {
+    let mut events: HashMap<u64, String> = HashMap::new();
+    let mut terms: HashMap<u64, String> = HashMap::new();
+    for (is_event, id, text) in g.dictionary {
+        let map = if is_event { &mut events } else { &mut terms };
+        if let Some(old) = map.insert(id, text.clone()) {
+            if old != text {
+                return Err(StatsError::Collision(old, text));
+            }
+        }
+    }
+    let name = |map: &HashMap<u64, String>, id: u64| map.get(&id).cloned().unwrap_or_default();
+    let mut term_rows: Vec<Term> = g
+        .terms
+        .into_iter()
+        .map(|(e, (t, freq, bg_freq, sal, salient))| Term {
+            key_event: name(&events, e),
+            term: name(&terms, t),
+            freq,
+            bg_freq,
+            salience: f64::from_bits(sal),
+            salient,
+            expanded_from: None,
+            group: None,
+        })
+        .collect();
+    term_rows.sort_by(|a, b| (&a.key_event, &a.term).cmp(&(&b.key_event, &b.term)));
+    // Groups: per event, salient terms by descending salience.
+    let mut start = 0;
+    while start < term_rows.len() {
+        let end = start
+            + term_rows[start..]
+                .iter()
+                .take_while(|t| t.key_event == term_rows[start].key_event)
+                .count();
+        let mut salient: Vec<usize> = (start..end).filter(|&i| term_rows[i].salient).collect();
+        salient.sort_by(|&a, &b| {
+            term_rows[b]
+                .salience
+                .total_cmp(&term_rows[a].salience)
+                .then_with(|| term_rows[a].term.cmp(&term_rows[b].term))
+        });
+        for (group, i) in salient.into_iter().enumerate() {
+            term_rows[i].group = Some(group as u32);
+        }
+        start = end;
+    }
+    let mut pair_rows: Vec<Pair> = g
+        .pairs
+        .into_iter()
+        .map(|((e, a, b), (freq, d))| {
+            let (mut a, mut b) = (name(&terms, a), name(&terms, b));
+            if b < a {
+                std::mem::swap(&mut a, &mut b);
+            }
+            Pair {
+                key_event: name(&events, e),
+                a,
+                b,
+                freq,
+                d: f64::from_bits(d),
+            }
+        })
+        .collect();
+    pair_rows.sort_by(|x, y| (&x.key_event, &x.a, &x.b).cmp(&(&y.key_event, &y.a, &y.b)));
+    Ok(StatsOutput {
+        terms: term_rows,
+        pairs: pair_rows,
+    })
+}
+
+/// `epimine stats`: computes the statistics of `corpus` against `background` and writes
+/// `terms.parquet` and `pairs.parquet` under `out` (from the process hosting worker 0).
+pub fn run(
+    corpus: &str,
+    background_path: &str,
+    out: &str,
+    cluster: &Cluster,
+    vectors: bool,
+) -> Result<Option<StatsOutput>, StatsError> {
+    if vectors {
+        return Err(StatsError::NoEncoder);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StatsError::Timely(e.to_string()))?;
+    let background = runtime.block_on(background::load(background_path))?;
+    let rounds = [Round {
+        corpus: corpus.to_string(),
+        sign: 1,
+    }];
+    let output = compute(&rounds, &background, cluster)?;
+    if let Some(output) = &output {
+        runtime.block_on(async {
+            let out = Location::parse(out, true)?;
+            out.write_table(&output.terms).await?;
+            out.write_table(&output.pairs).await?;
+            Ok::<_, StatsError>(())
+        })?;
+    }
+    Ok(output)
+}
