@@ -321,11 +321,11 @@ pub fn generate(events: usize, docs_per_event: usize, seed: u64) -> Synthetic {
             let words = [event_words[0].as_str(), event_words[1].as_str(), noun];
             let text = sentence(&mut rng, &words, 8);
             push(&mut rng, text, "M".into());
-            for ep in first..first + covered {
+            for (ep, vocabulary) in episodes.iter().enumerate().skip(first).take(covered) {
                 for _ in 0..rng.range(2, 5) {
                     let k = rng.range(3, 6);
                     let mut words: Vec<&str> = (0..k)
-                        .map(|_| episodes[ep][zipf(&mut rng, 10)].as_str())
+                        .map(|_| vocabulary[zipf(&mut rng, 10)].as_str())
                         .collect();
                     if rng.below(3) == 0 {
                         words.push(event_words[rng.below(event_words.len())].as_str());

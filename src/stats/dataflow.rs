@@ -28,11 +28,14 @@ pub type PairStat = ((EventId, TermId, TermId), (u32, u64));
 /// A dictionary entry: (is_event, id, string).
 pub type DictEntry = (bool, u64, String);
 
+/// A distinct (event, term) occurrence in one segment.
+pub type Occurrence = ((EventId, TermId), SegKey);
+
 /// What one worker contributes in one round.
 #[derive(Debug, Default)]
 pub struct RoundInput {
     /// Distinct (event, term) occurrences per segment, with +1 (add) or −1 (retract).
-    pub occurrences: Vec<(((EventId, TermId), SegKey), isize)>,
+    pub occurrences: Vec<(Occurrence, isize)>,
     /// Ids this worker saw, with their strings.
     pub dictionary: Vec<DictEntry>,
 }
@@ -104,7 +107,7 @@ pub fn run_worker(
     let (mut occ_in, mut bg_in, mut dict_in, mut fail_in, sinks) =
         worker.dataflow::<Time, _, _>(|scope| {
             let (occ_in, occurrences) =
-                scope.new_collection::<((EventId, TermId), SegKey), isize>();
+                scope.new_collection::<Occurrence, isize>();
             let (bg_in, background) = scope.new_collection::<TermId, isize>();
             let (dict_in, dictionary) = scope.new_collection::<DictEntry, isize>();
             let (fail_in, failures) = scope.new_collection::<(), isize>();

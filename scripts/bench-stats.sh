@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Scale benchmark of `epimine stats --no-vectors` (issue: statistics job). For each size it writes
+# a synthetic corpus with `epimine synth`, then runs the statistics job with 1 and 2 workers and
+# prints wall time, segments/s and peak memory (max RSS). Not a test: it prints figures.
+# Usage: scripts/bench-stats.sh [SIZES…]   (default: 10000 100000 1000000 segments)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin=target/release/epimine
+work=${BENCH_DIR:-target/bench-stats}
+mkdir -p "$work"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
+docs=130   # synth writes ~7.6 segments per article: 130 articles ≈ 1,000 segments per event
+printf '%-10s %-8s %-10s %10s %12s %12s\n' segments workers events wall_s segments/s peak_MiB
+for size in "${sizes[@]}"; do
+    events=$(( (size + 999) / 1000 ))
+    corpus="$work/synth-$size"
+    if [ ! -f "$corpus/segments.parquet" ]; then
+        "$bin" synth --events "$events" --docs-per-event "$docs" --out "$corpus" >/dev/null
+    fi
+    for w in 1 2; do
+        out="$work/stats-$size-w$w"
+        /usr/bin/time -f '%e %M' -o "$work/time.txt" \
+            "$bin" stats --corpus "$corpus" --background "$corpus/background.txt" \
+            --out "$out" --no-vectors -w "$w" >"$work/stdout.txt"
+        read -r wall rss <"$work/time.txt"
+        segs=$(sed -n 's/.*segments=\([0-9]*\).*/\1/p' "$work/stdout.txt")
+        segs=${segs:-$size}
+        awk -v s="$segs" -v w="$w" -v e="$events" -v t="$wall" -v m="$rss" \
+            'BEGIN { printf "%-10d %-8d %-10d %10.1f %12.0f %12.0f\n", s, w, e, t, s / t, m / 1024 }'
+    done
+    if cmp -s "$work/stats-$size-w1/pairs.parquet" "$work/stats-$size-w2/pairs.parquet" &&
+        cmp -s "$work/stats-$size-w1/terms.parquet" "$work/stats-$size-w2/terms.parquet"; then
+        echo "           outputs of 1 and 2 workers: byte-identical"
+    else
+        echo "           outputs of 1 and 2 workers: DIFFER"
+    fi
+done
