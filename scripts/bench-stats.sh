@@ -17,16 +17,15 @@ for size in "${sizes[@]}"; do
     events=$(( (size + 999) / 1000 ))
     corpus="$work/synth-$size"
     if [ ! -f "$corpus/segments.parquet" ]; then
-        "$bin" synth --events "$events" --docs-per-event "$docs" --out "$corpus" >/dev/null
+        "$bin" synth --events "$events" --docs-per-event "$docs" --out "$corpus" >"$corpus.synth.txt"
     fi
+    segs=$(sed -n 's/^[0-9]* events, \([0-9]*\) segments.*/\1/p' "$corpus.synth.txt")
     for w in 1 2; do
         out="$work/stats-$size-w$w"
         /usr/bin/time -f '%e %M' -o "$work/time.txt" \
             "$bin" stats --corpus "$corpus" --background "$corpus/background.txt" \
             --out "$out" --no-vectors -w "$w" >"$work/stdout.txt"
         read -r wall rss <"$work/time.txt"
-        segs=$(sed -n 's/.*segments=\([0-9]*\).*/\1/p' "$work/stdout.txt")
-        segs=${segs:-$size}
         awk -v s="$segs" -v w="$w" -v e="$events" -v t="$wall" -v m="$rss" \
             'BEGIN { printf "%-10d %-8d %-10d %10.1f %12.0f %12.0f\n", s, w, e, t, s / t, m / 1024 }'
     done
