@@ -22,7 +22,7 @@ for size in "${sizes[@]}"; do
     segs=$(sed -n 's/^[0-9]* events, \([0-9]*\) segments.*/\1/p' "$corpus.synth.txt")
     for w in 1 2; do
         out="$work/stats-$size-w$w"
-        /usr/bin/time -f '%e %M' -o "$work/time.txt" \
+        RUST_LOG=warn /usr/bin/time -f '%e %M' -o "$work/time.txt" \
             "$bin" stats --corpus "$corpus" --background "$corpus/background.txt" \
             --out "$out" --no-vectors -w "$w" >"$work/stdout.txt"
         read -r wall rss <"$work/time.txt"

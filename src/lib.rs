@@ -11,6 +11,7 @@ pub mod cli;
 pub mod demo;
 pub mod eval;
 pub mod import;
+pub mod progress;
 pub mod stats;
 pub mod storage;
 pub mod synth;

@@ -106,8 +106,7 @@ pub fn run_worker(
 
     let (mut occ_in, mut bg_in, mut dict_in, mut fail_in, sinks) =
         worker.dataflow::<Time, _, _>(|scope| {
-            let (occ_in, occurrences) =
-                scope.new_collection::<Occurrence, isize>();
+            let (occ_in, occurrences) = scope.new_collection::<Occurrence, isize>();
             let (bg_in, background) = scope.new_collection::<TermId, isize>();
             let (dict_in, dictionary) = scope.new_collection::<DictEntry, isize>();
             let (fail_in, failures) = scope.new_collection::<(), isize>();

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::background::{self, Background, BackgroundError};
+use crate::progress::Stage;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Pair, Segment, Table, Term};
 
@@ -333,13 +334,24 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(|e| StatsError::Timely(e.to_string()))?;
+    let stage = Stage::start("loading the background");
     let background = runtime.block_on(background::load(background_path))?;
+    stage.finish(&format!("{} documents", background.n_docs()));
     let rounds = [Round {
         corpus: corpus.to_string(),
         sign: 1,
     }];
+    let stage = Stage::start(&format!(
+        "statistics dataflow ({} process(es) × {} worker(s))",
+        cluster.processes, cluster.workers
+    ));
     let output = compute(&rounds, &background, cluster)?;
+    stage.finish(&match &output {
+        Some(o) => format!("{} terms, {} pairs", o.terms.len(), o.pairs.len()),
+        None => "done; process 0 writes the outputs".into(),
+    });
     if let Some(output) = &output {
+        let _stage = Stage::start("writing terms.parquet and pairs.parquet");
         runtime.block_on(async {
             let out = Location::parse(out, true)?;
             out.write_table(&output.terms).await?;

@@ -1,0 +1,67 @@
+//! Progress of long work: a spinner per stage on a terminal, plain log lines otherwise.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// One running stage. Finishing (or dropping) it logs how long it took.
+pub struct Stage {
+    name: String,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    done: bool,
+}
+
+impl Stage {
+    /// Starts a stage named `name`.
+    pub fn start(name: &str) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .expect("a valid template"),
+            );
+            bar.set_message(name.to_string());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        if bar.is_none() {
+            tracing::info!("{name} …");
+        }
+        Self {
+            name: name.to_string(),
+            bar,
+            started: Instant::now(),
+            done: false,
+        }
+    }
+
+    /// Ends the stage with a short summary.
+    pub fn finish(mut self, summary: &str) {
+        self.end(summary);
+    }
+
+    fn end(&mut self, summary: &str) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let secs = self.started.elapsed().as_secs_f64();
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        tracing::info!("{}: {summary} ({secs:.1} s)", self.name);
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        let summary = if std::thread::panicking() {
+            "stopped"
+        } else {
+            "done"
+        };
+        self.end(summary);
+    }
+}
