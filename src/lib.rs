@@ -9,6 +9,7 @@
 pub mod background;
 pub mod cli;
 pub mod demo;
+pub mod episodes;
 pub mod eval;
 pub mod import;
 pub mod progress;

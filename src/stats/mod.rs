@@ -211,6 +211,7 @@ pub fn compute(
             .map(|(t, n)| (keys::term_id(&t), n))
             .collect();
         // Read every round first so that a failure is known before the dataflow starts.
+        let started = std::time::Instant::now();
         let mut failed = false;
         let mut read: Vec<RoundInput> = Vec::with_capacity(rounds.len());
         for round in rounds.iter() {
@@ -224,7 +225,21 @@ pub fn compute(
                 }
             }
         }
-        dataflow::run_worker(worker, n_bg, bg, &mut read.into_iter(), failed)
+        let records: usize = read.iter().map(|r| r.occurrences.len()).sum();
+        tracing::debug!(
+            worker = index,
+            records,
+            secs = started.elapsed().as_secs_f64(),
+            "input read and tokenized"
+        );
+        let started = std::time::Instant::now();
+        let gathered = dataflow::run_worker(worker, n_bg, bg, &mut read.into_iter(), failed);
+        tracing::debug!(
+            worker = index,
+            secs = started.elapsed().as_secs_f64(),
+            "dataflow done"
+        );
+        gathered
     })
     .map_err(StatsError::Timely)?;
     let mut gathered: Option<Gathered> = None;

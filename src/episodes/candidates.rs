@@ -1,0 +1,191 @@
+//! Candidate episodes (ALGORITHM.md §4; paper §4.3): top articles, fragment distances,
+//! complete-linkage clustering (kodama) and cluster pruning.
+
+use std::collections::BTreeMap;
+
+use super::partition::{Fragment, SegmentScore};
+use super::termspace::{lower_bound, mean_std, min_max, TermSpace};
+
+/// The paper's δ: the share of top-ranked articles whose fragments become candidates.
+pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;
+
+/// Article rank (§4): (mean co-occurrence score of its salient segments' terms) ×
+/// ln(#fragments + 1). Returns (doc_id, rank) for every article with fragments.
+pub fn article_ranks(fragments: &[Fragment], scores: &[SegmentScore]) -> Vec<(u32, f64)> {
+    let mut by_doc: BTreeMap<u32, (Vec<f64>, usize)> = BTreeMap::new();
+    for f in fragments {
+        let entry = by_doc.entry(f.doc_id).or_default();
+        entry.1 += 1;
+        entry
+            .0
+            .extend(f.segments.iter().map(|&s| scores[s].cooccurrence));
+    }
+    by_doc
+        .into_iter()
+        .map(|(doc, (co, n))| (doc, mean_std(&co).0 * ((n + 1) as f64).ln()))
+        .collect()
+}
+
+/// The top `delta` share of articles by rank (at least one; ties by doc id).
+pub fn top_articles(ranks: &[(u32, f64)], delta: f64) -> Vec<u32> {
+    let mut sorted = ranks.to_vec();
+    sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let n = ((ranks.len() as f64 * delta).ceil() as usize).clamp(1.min(ranks.len()), ranks.len());
+    let mut top: Vec<u32> = sorted.into_iter().take(n).map(|(d, _)| d).collect();
+    top.sort_unstable();
+    top
+}
+
+/// Pairwise fragment distances as a condensed upper-triangle matrix (kodama's layout): the
+/// cross co-occurrence (both directions averaged) and the average-vector similarity of two
+/// fragments' terms, each min–max normalised, inverted as 1/(x+1), normalised again;
+/// distance = co + 2·sim (the reference's weights).
+pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment]) -> Vec<f64> {
+    let n = fragments.len();
+    let mut co = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    let mut sim = Vec::with_capacity(co.capacity());
+    for i in 0..n {
+        for j in i + 1..n {
+            let (a, b) = (&fragments[i].terms, &fragments[j].terms);
+            co.push((space.cross_cooccurrence(a, b) + space.cross_cooccurrence(b, a)) / 2.0);
+            sim.push(space.average_vector_similarity(a, b));
+        }
+    }
+    for scores in [&mut co, &mut sim] {
+        min_max(scores);
+        for v in scores.iter_mut() {
+            *v = 1.0 / (*v + 1.0);
+        }
+        min_max(scores);
+    }
+    co.iter().zip(&sim).map(|(c, s)| c + 2.0 * s).collect()
+}
+
+/// Complete-linkage clustering of `n` items cut at μ − σ of all pairwise distances. Returns a
+/// cluster label per item, labels numbered by first item.
+pub fn cluster(condensed: &[f64], n: usize) -> Vec<usize> {
+    if n < 2 {
+        return vec![0; n];
+    }
+    let threshold = lower_bound(condensed);
+    let mut work = condensed.to_vec();
+    let dendrogram = kodama::linkage(&mut work, n, kodama::Method::Complete);
+    // Union-find over the merges at or below the threshold (complete linkage is monotone).
+    let mut parent: Vec<usize> = (0..2 * n).collect();
+    fn find(parent: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while parent[r] != r {
+            r = parent[r];
+        }
+        let mut y = x;
+        while parent[y] != r {
+            let next = parent[y];
+            parent[y] = r;
+            y = next;
+        }
+        r
+    }
+    for (k, step) in dendrogram.steps().iter().enumerate() {
+        if step.dissimilarity > threshold {
+            break;
+        }
+        let new = n + k;
+        for c in [step.cluster1, step.cluster2] {
+            let r = find(&mut parent, c);
+            parent[r] = new;
+        }
+    }
+    let mut labels = vec![usize::MAX; n];
+    let mut names: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, label) in labels.iter_mut().enumerate() {
+        let root = find(&mut parent, i);
+        let next = names.len();
+        *label = *names.entry(root).or_insert(next);
+    }
+    labels
+}
+
+/// How candidate clusters are pruned by size (total segments in their fragments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PruneRule {
+    /// Keep clusters of size ≥ μ + σ (the reference's rule for most themes).
+    MeanPlusStd,
+    /// Keep clusters of size ≥ μ.
+    Mean,
+    /// Keep clusters of size ≥ μ − σ (the reference's rule for natural disasters).
+    MeanMinusStd,
+    /// Keep clusters whose fragments come from at least two articles.
+    MultiArticle,
+}
+
+/// Which clusters survive pruning. `sizes[c]` is cluster c's total segments, `articles[c]` the
+/// number of distinct articles among its fragments. At least the largest cluster survives.
+pub fn keep_clusters(sizes: &[usize], articles: &[usize], rule: PruneRule) -> Vec<bool> {
+    let values: Vec<f64> = sizes.iter().map(|&s| s as f64).collect();
+    let (m, s) = mean_std(&values);
+    let keep: Vec<bool> = sizes
+        .iter()
+        .zip(articles)
+        .map(|(&size, &arts)| {
+            let size = size as f64;
+            match rule {
+                PruneRule::MeanPlusStd => size >= m + s,
+                PruneRule::Mean => size >= m,
+                PruneRule::MeanMinusStd => size >= m - s,
+                PruneRule::MultiArticle => arts >= 2,
+            }
+        })
+        .collect();
+    if keep.iter().any(|&k| k) || sizes.is_empty() {
+        return keep;
+    }
+    let largest = (0..sizes.len())
+        .max_by_key(|&c| (sizes[c], std::cmp::Reverse(c)))
+        .unwrap_or(0);
+    (0..sizes.len()).map(|c| c == largest).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complete_linkage_cut_by_hand() {
+        // Points on a line: 0, 1, 10, 11 → distances (condensed): 1, 10, 11, 9, 10, 1.
+        // μ = 7, σ = sqrt(((6²+3²+4²+2²+3²+6²)/6)) = sqrt(110/6) ≈ 4.28 → cut ≈ 2.72:
+        // {0,1} and {2,3}.
+        let d = [1.0, 10.0, 11.0, 9.0, 10.0, 1.0];
+        assert_eq!(cluster(&d, 4), vec![0, 0, 1, 1]);
+        assert_eq!(cluster(&[], 1), vec![0]);
+    }
+
+    #[test]
+    fn top_share_and_pruning() {
+        let ranks = [(0, 1.0), (1, 3.0), (2, 2.0), (3, 0.5), (4, 2.5)];
+        // 25% of 5 = 1.25 → 2 articles: docs 1 and 4.
+        assert_eq!(top_articles(&ranks, 0.25), vec![1, 4]);
+        // sizes 2, 4, 10: μ = 5.33, σ ≈ 3.40.
+        let sizes = [2, 4, 10];
+        assert_eq!(
+            keep_clusters(&sizes, &[1, 2, 3], PruneRule::MeanPlusStd),
+            vec![false, false, true]
+        );
+        assert_eq!(
+            keep_clusters(&sizes, &[1, 2, 3], PruneRule::MeanMinusStd),
+            vec![true, true, true]
+        );
+        assert_eq!(
+            keep_clusters(&sizes, &[1, 2, 3], PruneRule::Mean),
+            vec![false, false, true]
+        );
+        assert_eq!(
+            keep_clusters(&sizes, &[1, 2, 3], PruneRule::MultiArticle),
+            vec![false, true, true]
+        );
+        assert_eq!(
+            keep_clusters(&[3, 3], &[1, 1], PruneRule::MultiArticle),
+            vec![true, false]
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! Segment classification (ALGORITHM.md §6; paper §4.4, eq. 2): harmonic-weighted episode
+//! vectors, top-two cosine gaps, confidence = gap / Σ gaps, and the significance rule.
+
+use super::termspace::{cosine, mean_std};
+
+/// Which confidences count as significant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfidenceRule {
+    /// confidence ≥ μ − σ (the paper's text).
+    MeanMinusStd,
+    /// confidence ≥ μ + σ (the authors' code).
+    MeanPlusStd,
+    /// Every segment goes to its top episode (the paper's "No Confidence" ablation).
+    All,
+}
+
+/// Harmonic-weighted average (weights 1, 1/2, 1/3, …) of vectors in the given order.
+pub fn harmonic_mean_vector(vectors: &[&[f32]]) -> Vec<f32> {
+    let Some(first) = vectors.first() else {
+        return Vec::new();
+    };
+    let mut sum = vec![0f64; first.len()];
+    let mut weights = 0f64;
+    for (i, v) in vectors.iter().enumerate() {
+        let w = 1.0 / (i as f64 + 1.0);
+        weights += w;
+        for (s, x) in sum.iter_mut().zip(v.iter()) {
+            *s += w * f64::from(*x);
+        }
+    }
+    sum.into_iter().map(|s| (s / weights) as f32).collect()
+}
+
+/// One segment's classification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Classified {
+    /// Its top episode.
+    pub episode: usize,
+    /// gap / Σ gaps (paper eq. 2).
+    pub confidence: f64,
+    /// Whether the confidence is significant under the rule.
+    pub assigned: bool,
+}
+
+/// Classifies every segment embedding against the episode vectors (paper eq. 2). With one
+/// episode the gap is the cosine itself.
+pub fn classify(
+    segments: &[Vec<f32>],
+    episodes: &[Vec<f32>],
+    rule: ConfidenceRule,
+) -> Vec<Classified> {
+    if episodes.is_empty() {
+        return Vec::new();
+    }
+    let tops: Vec<(usize, f64)> = segments
+        .iter()
+        .map(|s| {
+            let mut best = (0usize, f64::NEG_INFINITY);
+            let mut second = f64::NEG_INFINITY;
+            for (e, v) in episodes.iter().enumerate() {
+                let c = cosine(s, v);
+                if c > best.1 {
+                    second = best.1;
+                    best = (e, c);
+                } else if c > second {
+                    second = c;
+                }
+            }
+            let gap = if second.is_finite() {
+                best.1 - second
+            } else {
+                best.1
+            };
+            (best.0, gap)
+        })
+        .collect();
+    let total: f64 = tops.iter().map(|t| t.1).sum();
+    let confidences: Vec<f64> = tops
+        .iter()
+        .map(|t| if total > 0.0 { t.1 / total } else { 0.0 })
+        .collect();
+    let (m, s) = mean_std(&confidences);
+    let bound = match rule {
+        ConfidenceRule::MeanMinusStd => m - s,
+        ConfidenceRule::MeanPlusStd => m + s,
+        ConfidenceRule::All => f64::NEG_INFINITY,
+    };
+    tops.iter()
+        .zip(confidences)
+        .map(|(&(episode, _), confidence)| Classified {
+            episode,
+            confidence,
+            assigned: confidence >= bound,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harmonic_weights() {
+        let v = harmonic_mean_vector(&[&[3.0, 0.0], &[0.0, 3.0]]);
+        // (1·(3,0) + ½·(0,3)) / 1.5 = (2, 1).
+        assert_eq!(v, vec![2.0, 1.0]);
+    }
+
+    #[test]
+    fn gaps_and_rules_by_hand() {
+        let episodes = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+        // Gaps: (1,0) → 1 (episode 0); (0,1) → 1 (episode 1); (1,1) → 0 twice (tie: episode 0).
+        // Σ = 2: confidences 0.5, 0.5, 0, 0; μ = 0.25, σ = 0.25.
+        let segs = vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 1.0],
+            vec![1.0, 1.0],
+        ];
+        let plus = classify(&segs, &episodes, ConfidenceRule::MeanPlusStd);
+        let minus = classify(&segs, &episodes, ConfidenceRule::MeanMinusStd);
+        assert_eq!(
+            plus.iter().map(|c| c.episode).collect::<Vec<_>>(),
+            [0, 1, 0, 0]
+        );
+        assert_eq!(
+            plus.iter().map(|c| c.confidence).collect::<Vec<_>>(),
+            [0.5, 0.5, 0.0, 0.0]
+        );
+        // μ + σ = 0.5: the first two; μ − σ = 0: all four.
+        assert_eq!(
+            plus.iter().map(|c| c.assigned).collect::<Vec<_>>(),
+            [true, true, false, false]
+        );
+        assert_eq!(
+            minus.iter().map(|c| c.assigned).collect::<Vec<_>>(),
+            [true, true, true, true]
+        );
+        assert!(classify(&segs, &[], ConfidenceRule::All).is_empty());
+    }
+}
