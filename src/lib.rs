@@ -12,6 +12,7 @@ pub mod demo;
 pub mod episodes;
 pub mod eval;
 pub mod import;
+pub mod job;
 pub mod progress;
 pub mod stats;
 pub mod storage;

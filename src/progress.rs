@@ -65,3 +65,67 @@ impl Drop for Stage {
         self.end(summary);
     }
 }
+
+/// A counted stage (e.g. events done of all): a bar on a terminal, a log line per step
+/// otherwise.
+pub struct Bar {
+    name: String,
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: std::cell::Cell<u64>,
+    started: Instant,
+}
+
+impl Bar {
+    /// Starts a bar of `total` steps.
+    pub fn start(name: &str, total: u64) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} [{elapsed}]")
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(name.to_string());
+            bar
+        });
+        Self {
+            name: name.to_string(),
+            bar,
+            total,
+            done: std::cell::Cell::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    /// Shows what is being worked on.
+    pub fn set_message(&self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(message.to_string()),
+            None => tracing::debug!("{}: {message}", self.name),
+        }
+    }
+
+    /// One step done.
+    pub fn inc(&self) {
+        self.done.set(self.done.get() + 1);
+        match &self.bar {
+            Some(bar) => bar.inc(1),
+            None => tracing::info!("{}: {}/{}", self.name, self.done.get(), self.total),
+        }
+    }
+
+    /// Ends the bar.
+    pub fn finish(self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        tracing::info!(
+            "{}: {} of {} ({:.1} s)",
+            self.name,
+            self.done.get(),
+            self.total,
+            self.started.elapsed().as_secs_f64()
+        );
+    }
+}

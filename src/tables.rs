@@ -138,6 +138,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Assignment::NAME, Assignment::schema()),
         (Term::NAME, Term::schema()),
         (Pair::NAME, Pair::schema()),
+        (FragmentRow::NAME, FragmentRow::schema()),
     ]
 }
 
@@ -675,6 +676,80 @@ impl Table for Pair {
                 b,
                 freq: freq[i],
                 d: d[i],
+            })
+            .collect())
+    }
+}
+
+/// `fragments`: the episode fragments of every event (ALGORITHM.md §3), with the candidate
+/// cluster of those from top articles (§4).
+pub fn fragments_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        key_event_field(),
+        u32_field("fragment_id"),
+        u32_field("doc_id"),
+        u32_field("first_seg_idx"),
+        u32_field("last_seg_idx"),
+        Field::new("cluster", DataType::UInt32, true),
+    ]))
+}
+
+/// One row of `fragments`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentRow {
+    /// The key event.
+    pub key_event: String,
+    /// 0-based id in article order.
+    pub fragment_id: u32,
+    /// Its article.
+    pub doc_id: u32,
+    /// First segment.
+    pub first_seg_idx: u32,
+    /// Last segment.
+    pub last_seg_idx: u32,
+    /// Candidate cluster, for fragments of top articles.
+    pub cluster: Option<u32>,
+}
+
+impl Table for FragmentRow {
+    const NAME: &'static str = "fragments";
+
+    fn schema() -> SchemaRef {
+        fragments_schema()
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.fragment_id)),
+                u32_array(rows.iter().map(|r| r.doc_id)),
+                u32_array(rows.iter().map(|r| r.first_seg_idx)),
+                u32_array(rows.iter().map(|r| r.last_seg_idx)),
+                Arc::new(UInt32Array::from_iter(rows.iter().map(|r| r.cluster))),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let key_event = strings(t, b, "key_event")?;
+        let fragment_id = primitives::<UInt32Type>(t, b, "fragment_id")?;
+        let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
+        let first = primitives::<UInt32Type>(t, b, "first_seg_idx")?;
+        let last = primitives::<UInt32Type>(t, b, "last_seg_idx")?;
+        let cluster = column::<UInt32Array>(t, b, "cluster")?;
+        Ok(key_event
+            .into_iter()
+            .enumerate()
+            .map(|(i, key_event)| FragmentRow {
+                key_event,
+                fragment_id: fragment_id[i],
+                doc_id: doc_id[i],
+                first_seg_idx: first[i],
+                last_seg_idx: last[i],
+                cluster: cluster.is_valid(i).then(|| cluster.value(i)),
             })
             .collect())
     }

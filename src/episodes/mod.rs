@@ -5,6 +5,7 @@
 
 pub mod candidates;
 pub mod classify;
+pub mod expand;
 pub mod partition;
 pub mod termspace;
 
@@ -12,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{Assignment, Episode, Segment};
+use crate::tables::{Assignment, Episode, FragmentRow, Segment};
 use candidates::PruneRule;
 use classify::ConfidenceRule;
 use termspace::{SalientTerm, TermSpace};
@@ -80,23 +81,6 @@ pub struct EventInput<'a> {
     pub word_vectors: &'a HashMap<String, Vec<f32>>,
     /// Sentence embedding of every segment, aligned with `segments`.
     pub embeddings: &'a [Vec<f32>],
-}
-
-/// One fragment as written to `fragments.parquet`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FragmentRow {
-    /// The key event.
-    pub key_event: String,
-    /// 0-based id in article order.
-    pub fragment_id: u32,
-    /// Its article.
-    pub doc_id: u32,
-    /// First segment.
-    pub first_seg_idx: u32,
-    /// Last segment.
-    pub last_seg_idx: u32,
-    /// Candidate cluster, for fragments of top articles.
-    pub cluster: Option<u32>,
 }
 
 /// Counts of one event's stages, for `run.json`.

@@ -1,0 +1,302 @@
+//! Job files: CLI flags + a TOML job file + `--set key=value` overrides become one validated
+//! [`Job`], which is saved next to the outputs (`job.toml`, and inside `run.json`).
+//!
+//! Every parameter of ALGORITHM.md has the paper's default here (δ = 25%, expansion 0.75,
+//! synonym 0.85, μ − σ bounds, the paper's confidence rule).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::episodes::EpisodeParams;
+use crate::stats::Cluster;
+
+/// The default encoder model: a name in the model cache.
+pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+/// Expansion bound: a non-salient word whose best cosine to a salient term reaches it joins T.
+pub const DEFAULT_EXPANSION: f64 = 0.75;
+/// Synonym bound: terms whose nearest neighbour is at least this similar share a group.
+pub const DEFAULT_SYNONYM: f64 = 0.85;
+
+/// Errors of job handling.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The job file could not be read.
+    #[error("{file}: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The job file is not a valid job.
+    #[error("{file}: {message}")]
+    Parse {
+        /// The file (or `--set`).
+        file: String,
+        /// What is wrong, with line and column where TOML gives them.
+        message: String,
+    },
+    /// A `--set` is not `key=value`.
+    #[error("--set {0}: expected key=value, e.g. episodes.top_articles=0.3")]
+    BadSet(String),
+    /// A required setting is missing.
+    #[error("no {0}: give it in the job file or as a flag")]
+    Missing(&'static str),
+}
+
+/// The encoder section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EncoderConfig {
+    /// A model directory, or a name in the model cache (`$EPIMINE_MODELS`, else
+    /// `~/.cache/epimine/models`).
+    pub model: String,
+    /// Sequences per forward pass.
+    pub batch_size: usize,
+}
+
+impl Default for EncoderConfig {
+    fn default() -> Self {
+        Self {
+            model: DEFAULT_MODEL.into(),
+            batch_size: 32,
+        }
+    }
+}
+
+/// The term section (ALGORITHM.md §1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TermConfig {
+    /// Expansion bound (paper: 0.75).
+    pub expansion: f64,
+    /// Synonym bound (reference: 0.85).
+    pub synonym: f64,
+    /// Use word vectors for expansion and synonym groups.
+    pub vectors: bool,
+}
+
+impl Default for TermConfig {
+    fn default() -> Self {
+        Self {
+            expansion: DEFAULT_EXPANSION,
+            synonym: DEFAULT_SYNONYM,
+            vectors: true,
+        }
+    }
+}
+
+/// The timely layout section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// Worker threads per process.
+    pub workers: usize,
+    /// Processes.
+    pub processes: usize,
+    /// This process's index.
+    pub process: usize,
+    /// Hostfile (`host:port` a line).
+    pub hostfile: Option<String>,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            hostfile: None,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// The timely layout.
+    pub fn cluster(&self) -> Cluster {
+        Cluster {
+            workers: self.workers,
+            processes: self.processes,
+            process: self.process,
+            hostfile: self.hostfile.clone(),
+        }
+    }
+}
+
+/// A whole job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    /// The corpus (from `epimine import` or `epimine synth`).
+    #[serde(default)]
+    pub corpus: String,
+    /// The background: text (one document a line) or a `background build` table.
+    #[serde(default)]
+    pub background: String,
+    /// Output folder.
+    #[serde(default)]
+    pub out: String,
+    /// Encoder.
+    #[serde(default)]
+    pub encoder: EncoderConfig,
+    /// Terms.
+    #[serde(default)]
+    pub terms: TermConfig,
+    /// Episode stages.
+    #[serde(default)]
+    pub episodes: EpisodeParams,
+    /// Timely layout.
+    #[serde(default)]
+    pub cluster: ClusterConfig,
+}
+
+impl Default for Job {
+    fn default() -> Self {
+        Self {
+            corpus: String::new(),
+            background: String::new(),
+            out: String::new(),
+            encoder: EncoderConfig::default(),
+            terms: TermConfig::default(),
+            episodes: EpisodeParams::default(),
+            cluster: ClusterConfig::default(),
+        }
+    }
+}
+
+/// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
+/// strings as TOML, anything else as a plain string.
+fn set_value(text: &str) -> toml::Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.into())),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+impl Job {
+    /// Reads a job file.
+    pub fn from_file(path: &Path) -> Result<Self, JobError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| JobError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        Self::from_toml(&text, &file)
+    }
+
+    /// Parses a job from TOML text; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<Self, JobError> {
+        toml::from_str(text).map_err(|e| JobError::Parse {
+            file: file.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Applies `key=value` overrides (dotted keys: `episodes.top_articles=0.3`), re-validating
+    /// the whole job after each.
+    pub fn with_sets(self, sets: &[String]) -> Result<Self, JobError> {
+        let mut value = toml::Table::try_from(&self).map_err(|e| JobError::Parse {
+            file: "job".into(),
+            message: e.to_string(),
+        })?;
+        for set in sets {
+            let (key, raw) = set
+                .split_once('=')
+                .ok_or_else(|| JobError::BadSet(set.clone()))?;
+            let parts: Vec<&str> = key.trim().split('.').collect();
+            let mut table = &mut value;
+            for part in &parts[..parts.len() - 1] {
+                table = table
+                    .entry(part.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                    .as_table_mut()
+                    .ok_or_else(|| JobError::BadSet(set.clone()))?;
+            }
+            table.insert(parts[parts.len() - 1].to_string(), set_value(raw.trim()));
+        }
+        let text = toml::to_string(&value).map_err(|e| JobError::Parse {
+            file: "--set".into(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml(&text, "--set")
+    }
+
+    /// Checks that the required settings are there.
+    pub fn validate(&self) -> Result<(), JobError> {
+        if self.corpus.is_empty() {
+            return Err(JobError::Missing("corpus"));
+        }
+        if self.background.is_empty() {
+            return Err(JobError::Missing("background"));
+        }
+        if self.out.is_empty() {
+            return Err(JobError::Missing("out"));
+        }
+        if !(0.0..=1.0).contains(&self.episodes.top_articles) || self.episodes.top_articles == 0.0 {
+            return Err(JobError::Parse {
+                file: "job".into(),
+                message: format!(
+                    "episodes.top_articles = {} is not in (0, 1]",
+                    self.episodes.top_articles
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The job as TOML, as saved next to the outputs.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("jobs serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_sets_and_unknown_keys() {
+        let job = Job::from_toml("corpus = \"c\"\nbackground = \"b\"\nout = \"o\"\n", "t").unwrap();
+        assert_eq!(job.episodes.top_articles, 0.25);
+        assert_eq!(job.terms.expansion, 0.75);
+        let job = job
+            .with_sets(&[
+                "episodes.top_articles=0.5".into(),
+                "encoder.model=/models/x".into(),
+                "cluster.workers=4".into(),
+            ])
+            .unwrap();
+        assert_eq!(
+            (
+                job.episodes.top_articles,
+                job.encoder.model.as_str(),
+                job.cluster.workers
+            ),
+            (0.5, "/models/x", 4)
+        );
+        let err = Job::from_toml(
+            "corpus = \"c\"\n[episodes]\ntop_article = 0.3\n",
+            "job.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("job.toml") && err.contains("top_article"),
+            "{err}"
+        );
+        let err = job
+            .clone()
+            .with_sets(&["episodes.prune=sometimes".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sometimes"), "{err}");
+        assert!(job.clone().with_sets(&["nokey".into()]).is_err());
+        // What is saved reads back the same.
+        assert_eq!(Job::from_toml(&job.to_toml(), "saved").unwrap(), job);
+    }
+}

@@ -1,0 +1,319 @@
+//! `epimine run`: from a corpus of many key events to Parquet episodes in one command.
+//!
+//! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then, in
+//! the process hosting worker 0, a coordinator runs the per-event stages — encoding (sentence
+//! embeddings and static word vectors from one forward pass), expansion and synonym groups,
+//! partitioning, candidate clustering, no-LLM episodes and classification (§3–§6). An event
+//! that fails is recorded in `run.json` and the others complete.
+//!
+//! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
+//! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job) and `run.json`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::background;
+use crate::encoder::{self, DefaultBackend, Encoder};
+use crate::episodes::{self, expand, EventCounts, EventInput};
+use crate::job::Job;
+use crate::progress::Stage;
+use crate::stats::{self, Round, StatsError};
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
+
+/// Errors that stop a whole run (a single event's failure does not).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The statistics job failed.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    /// The background failed to load.
+    #[error(transparent)]
+    Background(#[from] background::BackgroundError),
+    /// The encoder failed to load.
+    #[error("encoder: {0}")]
+    Encoder(#[from] encoder::EncoderError),
+    /// The model could not be found or fetched.
+    #[error("model: {0}")]
+    Model(String),
+    /// The job is invalid.
+    #[error(transparent)]
+    Job(#[from] crate::job::JobError),
+}
+
+/// One event's status in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventStatus {
+    /// The key event.
+    pub key_event: String,
+    /// `ok` or `failed`.
+    pub status: &'static str,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Segments.
+    pub segments: usize,
+    /// Stage counts.
+    pub counts: EventCounts,
+}
+
+/// A stage's wall time in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageTime {
+    /// The stage.
+    pub stage: String,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+/// The model used, in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    /// Its folder.
+    pub dir: String,
+    /// sha256 of each of its files.
+    pub files: BTreeMap<String, String>,
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// The crate version.
+    pub epimine_version: &'static str,
+    /// The resolved job.
+    pub job: Job,
+    /// The encoder model.
+    pub model: Option<ModelInfo>,
+    /// Wall time per stage.
+    pub stages: Vec<StageTime>,
+    /// Per event.
+    pub events: Vec<EventStatus>,
+    /// Whether some event failed.
+    pub partial: bool,
+}
+
+/// Finds the model folder: a directory as given, else a name in the model cache (the default
+/// model is fetched when missing).
+pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
+    let as_dir = Path::new(model);
+    if encoder::fetch::is_complete(as_dir) {
+        return Ok(as_dir.to_path_buf());
+    }
+    let cache = encoder::fetch::model_cache(None).map_err(|e| RunError::Model(e.to_string()))?;
+    let named = cache.join(model);
+    if encoder::fetch::is_complete(&named) {
+        return Ok(named);
+    }
+    if model == crate::job::DEFAULT_MODEL {
+        let stage = Stage::start("fetching the default model");
+        let (dir, _) = encoder::fetch::fetch_default_model(&cache, &encoder::fetch::Sources::from_env())
+            .await
+            .map_err(|e| RunError::Model(e.to_string()))?;
+        stage.finish(&dir.display().to_string());
+        return Ok(dir);
+    }
+    Err(RunError::Model(format!(
+        "`{model}` is neither a model folder (config.json, model.safetensors, tokenizer.json) nor a model in {}",
+        cache.display()
+    )))
+}
+
+fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
+    use sha2::{Digest, Sha256};
+    let mut out = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_file() {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    let hash = Sha256::digest(&bytes);
+                    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+                    out.insert(e.file_name().to_string_lossy().into_owned(), hex);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What a run produced (process 0), and whether it was partial.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// `run.json`'s content.
+    pub report: RunReport,
+    /// Where the outputs are.
+    pub out: String,
+}
+
+/// Runs a whole job. Returns `None` in processes other than the one hosting worker 0.
+pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
+    job.validate()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Model(e.to_string()))?;
+    let mut stages: Vec<StageTime> = Vec::new();
+    let mut timed = |name: &str, started: Instant| {
+        stages.push(StageTime {
+            stage: name.into(),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    };
+
+    // Statistics dataflow.
+    let started = Instant::now();
+    let bg = runtime.block_on(background::load(&job.background))?;
+    let stage = Stage::start("statistics dataflow");
+    let output = stats::compute(
+        &[Round {
+            corpus: job.corpus.clone(),
+            sign: 1,
+        }],
+        &bg,
+        &job.cluster.cluster(),
+    )?;
+    let Some(output) = output else {
+        return Ok(None);
+    };
+    stage.finish(&format!("{} terms, {} pairs", output.terms.len(), output.pairs.len()));
+    timed("statistics", started);
+
+    // The coordinator: corpus, model.
+    let started = Instant::now();
+    let corpus = Location::parse(&job.corpus, false)?;
+    let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
+    let model_dir = runtime.block_on(resolve_model(&job.encoder.model))?;
+    let device = encoder::default_device();
+    let encoder = Encoder::<DefaultBackend>::load(&model_dir, &device)?.with_batch_size(job.encoder.batch_size);
+    timed("load", started);
+
+    let mut by_event: BTreeMap<&str, Vec<&Segment>> = BTreeMap::new();
+    for s in &segments {
+        by_event.entry(s.key_event.as_str()).or_default().push(s);
+    }
+    let mut terms_by_event: HashMap<&str, Vec<Term>> = HashMap::new();
+    for t in &output.terms {
+        terms_by_event.entry(t.key_event.as_str()).or_default().push(t.clone());
+    }
+
+    let started = Instant::now();
+    let bar = crate::progress::Bar::start("episodes", by_event.len() as u64);
+    let mut all = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut statuses = Vec::new();
+    for (event, segs) in &by_event {
+        bar.set_message(event);
+        let segs: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
+        let result = run_event(job, &encoder, &segs, terms_by_event.remove(event).unwrap_or_default());
+        let (status, outputs) = match result {
+            Ok((outcome, set)) => (
+                EventStatus {
+                    key_event: event.to_string(),
+                    status: "ok",
+                    error: None,
+                    segments: segs.len(),
+                    counts: outcome.counts.clone(),
+                },
+                Some((outcome, set)),
+            ),
+            Err((e, set)) => {
+                tracing::warn!("{event}: skipped: {e}");
+                (
+                    EventStatus {
+                        key_event: event.to_string(),
+                        status: "failed",
+                        error: Some(e),
+                        segments: segs.len(),
+                        counts: EventCounts::default(),
+                    },
+                    set.map(|s| (episodes::EventOutcome::default(), s)),
+                )
+            }
+        };
+        if let Some((outcome, set)) = outputs {
+            all.0.extend(outcome.episodes);
+            all.1.extend(outcome.assignments);
+            all.2.extend(outcome.fragments);
+            all.3.extend(set.rows);
+            all.4.extend(set.pairs);
+        }
+        statuses.push(status);
+        bar.inc();
+    }
+    bar.finish();
+    timed("episodes", started);
+
+    // Write everything, each file whole.
+    let started = Instant::now();
+    let (episodes_rows, assignments, fragments, terms, pairs) = all;
+    let partial = statuses.iter().any(|s| s.status != "ok");
+    let report = RunReport {
+        epimine_version: env!("CARGO_PKG_VERSION"),
+        job: job.clone(),
+        model: Some(ModelInfo {
+            dir: model_dir.display().to_string(),
+            files: sha256_files(&model_dir),
+        }),
+        stages: Vec::new(),
+        events: statuses,
+        partial,
+    };
+    let out = Location::parse(&job.out, true)?;
+    runtime.block_on(async {
+        out.write_table::<Episode>(&episodes_rows).await?;
+        out.write_table::<Assignment>(&assignments).await?;
+        out.write_table::<Term>(&terms).await?;
+        out.write_table::<Pair>(&pairs).await?;
+        out.write_table::<FragmentRow>(&fragments).await?;
+        out.put("job.toml", job.to_toml().into_bytes().into()).await?;
+        Ok::<_, StorageError>(())
+    })?;
+    timed("write", started);
+    let mut report = report;
+    report.stages = stages;
+    let json = serde_json::to_string_pretty(&report).expect("reports serialize");
+    runtime.block_on(out.put("run.json", json.into_bytes().into()))?;
+    Ok(Some(RunOutcome {
+        report,
+        out: out.display().to_string(),
+    }))
+}
+
+type EventResult = Result<(episodes::EventOutcome, expand::TermSet), (String, Option<expand::TermSet>)>;
+
+/// One event's coordinator stages.
+fn run_event(job: &Job, encoder: &Encoder<DefaultBackend>, segs: &[Segment], rows: Vec<Term>) -> EventResult {
+    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+    let (embeddings, words) = encoder
+        .encode_both(&texts, encoder.last_layer())
+        .map_err(|e| (format!("encoder: {e}"), None))?;
+    let embeddings: Vec<Vec<f32>> = (0..embeddings.len()).map(|i| embeddings.row(i).to_vec()).collect();
+    let vectors: HashMap<String, Vec<f32>> = words.into_iter().map(|w| (w.word, w.vector)).collect();
+    let seg_terms: Vec<HashSet<String>> = segs
+        .iter()
+        .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
+        .collect();
+    let empty = HashMap::new();
+    let set = expand::build_term_set(
+        &rows,
+        if job.terms.vectors { &vectors } else { &empty },
+        job.terms.expansion,
+        job.terms.synonym,
+        &seg_terms,
+    );
+    let input = EventInput {
+        segments: segs,
+        terms: set.salient.clone(),
+        pairs: set.pairs.iter().map(|p| (p.a.clone(), p.b.clone(), p.freq, p.d)).collect(),
+        word_vectors: &vectors,
+        embeddings: &embeddings,
+    };
+    match episodes::detect(&input, &job.episodes) {
+        Ok(outcome) => Ok((outcome, set)),
+        Err(e) => Err((e.to_string(), Some(set))),
+    }
+}
