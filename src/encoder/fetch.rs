@@ -227,7 +227,7 @@ async fn download(
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|e| http_error(url, e))?;
     if response.status() == reqwest::StatusCode::NOT_FOUND {
         return Ok(None);
     }
@@ -241,7 +241,7 @@ async fn download(
         std::fs::File::create(file).map_err(|e| format!("{}: {e}", file.display()))?,
     );
     let mut hasher = Sha256::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| http_error(url, e))? {
         hasher.update(&chunk);
         out.write_all(&chunk)
             .map_err(|e| format!("{}: {e}", file.display()))?;
@@ -259,12 +259,26 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|e| http_error(url, e))?;
     if !response.status().is_success() {
         return Err(format!("{url}: HTTP {}", response.status()));
     }
-    let body = response.bytes().await.map_err(|e| format!("{url}: {e}"))?;
+    let body = response.bytes().await.map_err(|e| http_error(url, e))?;
     serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))
+}
+
+/// A request error with its causes ("connection refused", "dns error", …), without repeating
+/// the URL.
+fn http_error(url: &str, e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    format!("{url}: {text}")
 }
 
 fn hex(bytes: &[u8]) -> String {
