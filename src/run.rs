@@ -111,9 +111,10 @@ pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
     }
     if model == crate::job::DEFAULT_MODEL {
         let stage = Stage::start("fetching the default model");
-        let (dir, _) = encoder::fetch::fetch_default_model(&cache, &encoder::fetch::Sources::from_env())
-            .await
-            .map_err(|e| RunError::Model(e.to_string()))?;
+        let (dir, _) =
+            encoder::fetch::fetch_default_model(&cache, &encoder::fetch::Sources::from_env())
+                .await
+                .map_err(|e| RunError::Model(e.to_string()))?;
         stage.finish(&dir.display().to_string());
         return Ok(dir);
     }
@@ -180,7 +181,11 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     let Some(output) = output else {
         return Ok(None);
     };
-    stage.finish(&format!("{} terms, {} pairs", output.terms.len(), output.pairs.len()));
+    stage.finish(&format!(
+        "{} terms, {} pairs",
+        output.terms.len(),
+        output.pairs.len()
+    ));
     timed("statistics", started);
 
     // The coordinator: corpus, model.
@@ -189,7 +194,8 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
     let model_dir = runtime.block_on(resolve_model(&job.encoder.model))?;
     let device = encoder::default_device();
-    let encoder = Encoder::<DefaultBackend>::load(&model_dir, &device)?.with_batch_size(job.encoder.batch_size);
+    let encoder = Encoder::<DefaultBackend>::load(&model_dir, &device)?
+        .with_batch_size(job.encoder.batch_size);
     timed("load", started);
 
     let mut by_event: BTreeMap<&str, Vec<&Segment>> = BTreeMap::new();
@@ -198,7 +204,10 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     }
     let mut terms_by_event: HashMap<&str, Vec<Term>> = HashMap::new();
     for t in &output.terms {
-        terms_by_event.entry(t.key_event.as_str()).or_default().push(t.clone());
+        terms_by_event
+            .entry(t.key_event.as_str())
+            .or_default()
+            .push(t.clone());
     }
 
     let started = Instant::now();
@@ -208,7 +217,12 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     for (event, segs) in &by_event {
         bar.set_message(event);
         let segs: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
-        let result = run_event(job, &encoder, &segs, terms_by_event.remove(event).unwrap_or_default());
+        let result = run_event(
+            job,
+            &encoder,
+            &segs,
+            terms_by_event.remove(event).unwrap_or_default(),
+        );
         let (status, outputs) = match result {
             Ok((outcome, set)) => (
                 EventStatus {
@@ -269,7 +283,8 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         out.write_table::<Term>(&terms).await?;
         out.write_table::<Pair>(&pairs).await?;
         out.write_table::<FragmentRow>(&fragments).await?;
-        out.put("job.toml", job.to_toml().into_bytes().into()).await?;
+        out.put("job.toml", job.to_toml().into_bytes().into())
+            .await?;
         Ok::<_, StorageError>(())
     })?;
     timed("write", started);
@@ -283,16 +298,25 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     }))
 }
 
-type EventResult = Result<(episodes::EventOutcome, expand::TermSet), (String, Option<expand::TermSet>)>;
+type EventResult =
+    Result<(episodes::EventOutcome, expand::TermSet), (String, Option<expand::TermSet>)>;
 
 /// One event's coordinator stages.
-fn run_event(job: &Job, encoder: &Encoder<DefaultBackend>, segs: &[Segment], rows: Vec<Term>) -> EventResult {
+fn run_event(
+    job: &Job,
+    encoder: &Encoder<DefaultBackend>,
+    segs: &[Segment],
+    rows: Vec<Term>,
+) -> EventResult {
     let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
     let (embeddings, words) = encoder
         .encode_both(&texts, encoder.last_layer())
         .map_err(|e| (format!("encoder: {e}"), None))?;
-    let embeddings: Vec<Vec<f32>> = (0..embeddings.len()).map(|i| embeddings.row(i).to_vec()).collect();
-    let vectors: HashMap<String, Vec<f32>> = words.into_iter().map(|w| (w.word, w.vector)).collect();
+    let embeddings: Vec<Vec<f32>> = (0..embeddings.len())
+        .map(|i| embeddings.row(i).to_vec())
+        .collect();
+    let vectors: HashMap<String, Vec<f32>> =
+        words.into_iter().map(|w| (w.word, w.vector)).collect();
     let seg_terms: Vec<HashSet<String>> = segs
         .iter()
         .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
@@ -308,7 +332,11 @@ fn run_event(job: &Job, encoder: &Encoder<DefaultBackend>, segs: &[Segment], row
     let input = EventInput {
         segments: segs,
         terms: set.salient.clone(),
-        pairs: set.pairs.iter().map(|p| (p.a.clone(), p.b.clone(), p.freq, p.d)).collect(),
+        pairs: set
+            .pairs
+            .iter()
+            .map(|p| (p.a.clone(), p.b.clone(), p.freq, p.d))
+            .collect(),
         word_vectors: &vectors,
         embeddings: &embeddings,
     };

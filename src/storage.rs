@@ -179,22 +179,32 @@ impl Location {
         })
     }
 
-    /// Splits a path to one file into its folder's location and the file name; the folder is
-    /// created when `create` is true (local paths only).
+    /// Parses the path or URL of one file: the [`Location`] of its folder (created when `create`
+    /// is true and it is local) and the file's name, so `out/x.parquet`, `file:///data/x.parquet`
+    /// and `s3://bucket/runs/x.parquet` all work where a command writes or reads one file.
     pub fn parse_file(path: &str, create: bool) -> Result<(Self, String)> {
-        let (dir, name) = match path.rsplit_once('/') {
-            Some(("", name)) => ("/", name),
-            Some(("file://", name)) => ("file:///", name),
-            Some((dir, name)) => (dir, name),
-            None => (".", path),
+        let bad = |reason: &str| StorageError::BadLocation {
+            location: path.to_string(),
+            reason: reason.to_string(),
         };
-        if name.is_empty() || dir == "s3:/" {
-            return Err(StorageError::BadLocation {
-                location: path.to_string(),
-                reason: "expected a path to a file".into(),
-            });
+        let trimmed = path.trim_end_matches('/');
+        let (folder, name) = match trimmed.rsplit_once('/') {
+            // `file:///x.parquet`: the folder is the root.
+            Some(("file://", name)) => ("file:///".to_string(), name),
+            // `s3://x.parquet`: no bucket.
+            Some((folder, _)) if folder.ends_with(":/") => return Err(bad("no bucket")),
+            Some((folder, name)) => (folder.to_string(), name),
+            None => (".".to_string(), trimmed),
+        };
+        if name.is_empty() || name == "." || name == ".." {
+            return Err(bad("no file name"));
         }
-        Ok((Self::parse(dir, create)?, name.to_string()))
+        let folder = if folder.is_empty() {
+            "/".to_string()
+        } else {
+            folder
+        };
+        Ok((Self::parse(&folder, create)?, name.to_string()))
     }
 
     /// The kind of store.

@@ -12,8 +12,8 @@ use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::types::{Date32Type, Float64Type, UInt32Type};
 use arrow_array::ArrowPrimitiveType;
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, ListArray, PrimitiveArray,
-    RecordBatch, StringArray, UInt32Array,
+    Array, ArrayRef, BooleanArray, Date32Array, FixedSizeListArray, Float32Array, Float64Array,
+    ListArray, PrimitiveArray, RecordBatch, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
@@ -128,6 +128,122 @@ pub fn assignments_schema() -> SchemaRef {
     ]))
 }
 
+/// Name of the sentence embedding table (`epimine encode`).
+pub const SENTENCE_EMBEDDINGS: &str = "sentence_embeddings";
+/// Name of the static word vector table (`epimine encode --words`).
+pub const WORD_VECTORS: &str = "word_vectors";
+/// Width of the vector columns in `schemas/`: the default encoder's (all-MiniLM-L6-v2). A file
+/// written by another model has that model's hidden size.
+pub const DEFAULT_VECTOR_DIM: usize = 384;
+
+fn vector_field(name: &str, dim: usize) -> Field {
+    Field::new(
+        name,
+        DataType::FixedSizeList(
+            Arc::new(Field::new("item", DataType::Float32, false)),
+            dim as i32,
+        ),
+        false,
+    )
+}
+
+/// `sentence_embeddings`: one embedding per input text; `idx` is the text's 0-based line.
+pub fn sentence_embeddings_schema(dim: usize) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        u32_field("idx"),
+        vector_field("embedding", dim),
+    ]))
+}
+
+/// `word_vectors`: the static representation of every word of a key event (ALGORITHM.md §1),
+/// with its number of occurrences.
+pub fn word_vectors_schema(dim: usize) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8_field("word"),
+        u32_field("count"),
+        vector_field("vector", dim),
+    ]))
+}
+
+fn vector_array(dim: usize, values: Vec<f32>) -> ArrayRef {
+    let values = Float32Array::from(values);
+    Arc::new(FixedSizeListArray::new(
+        Arc::new(Field::new("item", DataType::Float32, false)),
+        dim as i32,
+        Arc::new(values),
+        None,
+    ))
+}
+
+/// The `sentence_embeddings` rows of `data` (`idx.len() × dim` values, row-major).
+pub fn sentence_embeddings_batch(dim: usize, idx: &[u32], data: Vec<f32>) -> RecordBatch {
+    assert_eq!(idx.len() * dim, data.len(), "one vector per index");
+    batch(
+        sentence_embeddings_schema(dim),
+        vec![u32_array(idx.iter().copied()), vector_array(dim, data)],
+    )
+}
+
+/// The `word_vectors` rows (each vector `dim` wide).
+pub fn word_vectors_batch(dim: usize, words: &[(String, u32, Vec<f32>)]) -> RecordBatch {
+    let mut values = Vec::with_capacity(words.len() * dim);
+    for (_, _, v) in words {
+        assert_eq!(v.len(), dim, "vector width");
+        values.extend_from_slice(v);
+    }
+    batch(
+        word_vectors_schema(dim),
+        vec![
+            string_array(words.iter().map(|w| w.0.as_str())),
+            u32_array(words.iter().map(|w| w.1)),
+            vector_array(dim, values),
+        ],
+    )
+}
+
+/// The vectors of a fixed-size list column: its width and row-major values.
+pub fn vector_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<(usize, Vec<f32>), TableError> {
+    let list = column::<FixedSizeListArray>(table, batch, name)?;
+    no_nulls(table, name, list)?;
+    let values = list
+        .values()
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(|| TableError {
+            table,
+            column: name.to_string(),
+            reason: "items are not float32".into(),
+        })?;
+    let dim = list.value_length() as usize;
+    let start = list.offset() * dim;
+    Ok((
+        dim,
+        values.values()[start..start + list.len() * dim].to_vec(),
+    ))
+}
+
+/// The `u32` values of a column.
+pub fn u32_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<u32>, TableError> {
+    primitives::<UInt32Type>(table, batch, name)
+}
+
+/// The `utf8` values of a column.
+pub fn utf8_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<String>, TableError> {
+    strings(table, batch, name)
+}
+
 /// Every table's name and schema, in the order of `schemas/`.
 pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
     vec![
@@ -139,6 +255,11 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Term::NAME, Term::schema()),
         (Pair::NAME, Pair::schema()),
         (FragmentRow::NAME, FragmentRow::schema()),
+        (
+            SENTENCE_EMBEDDINGS,
+            sentence_embeddings_schema(DEFAULT_VECTOR_DIM),
+        ),
+        (WORD_VECTORS, word_vectors_schema(DEFAULT_VECTOR_DIM)),
     ]
 }
 

@@ -1,0 +1,463 @@
+//! The word and sentence encoders (ALGORITHM.md §1 static word representations, §6 segment
+//! embeddings), on burn, from Hugging Face weights.
+//!
+//! - [`Encoder::sentence_embeddings`]: one vector per text, as sentence-transformers computes it
+//!   for the model (truncation at `max_seq_length`, the model's pooling, L2 normalisation when
+//!   its modules say so). The paper uses all-mpnet-base-v2; the default is all-MiniLM-L6-v2.
+//! - [`Encoder::word_vectors`]: the static representation of every word of a key event, exactly
+//!   as X-Class's `static_representations.py` computes it (the paper's reference code runs it):
+//!   each word occurrence is the mean of its pieces' vectors at `layer`, read from the one
+//!   X-Class chunk it was placed in ([`tokenize::word_chunks`]); a word's vector is the mean over
+//!   its occurrences; words made only of punctuation are dropped.
+//! - [`Encoder::encode_both`]: when one model serves both roles, one forward pass over the
+//!   sentence inputs yields both; its word vectors read each word from the sentence's own
+//!   tokens (uncleaned text, truncated at `max_seq_length`) instead of X-Class's cleaned chunks.
+//!
+//! Sequences are batched longest first (little padding per batch); the batch size is a
+//! parameter. The backend is burn-flex (multi-threaded CPU) by default and burn-cuda with the
+//! `cuda` feature ([`DefaultBackend`]).
+//!
+//! Layout: [`config`] → [`model`] (init, forward) → [`loader`] (weights, key map) →
+//! [`pooling`]; [`tokenize`] for both roles; [`fetch`] fills the model cache.
+
+pub mod config;
+pub mod fetch;
+pub mod loader;
+pub mod model;
+pub mod pooling;
+pub mod tokenize;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use burn::tensor::backend::Backend;
+use burn::tensor::Tensor;
+
+pub use config::{Architecture, EncoderConfig, Pooling, SentenceConfig};
+pub use model::{EncoderInput, EncoderModel};
+pub use tokenize::TextTokenizer;
+
+/// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
+#[cfg(not(feature = "cuda"))]
+pub type DefaultBackend = burn::backend::Flex;
+/// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
+#[cfg(feature = "cuda")]
+pub type DefaultBackend = burn::backend::Cuda;
+
+/// The default device of [`DefaultBackend`].
+pub fn default_device() -> burn::tensor::Device<DefaultBackend> {
+    Default::default()
+}
+
+/// Sequences per forward pass, unless told otherwise (sentence-transformers' default).
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+/// X-Class's model input limit for the word chunks (`model_max_tokens = 512`).
+pub const XCLASS_MAX_TOKENS: usize = 512;
+
+/// Errors of the encoder boundary: model files, weights, tokenization.
+#[derive(Debug, thiserror::Error)]
+pub enum EncoderError {
+    /// A model file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON model file is malformed.
+    #[error("{path}: {source}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The model is of a kind this crate does not run.
+    #[error("{path}: unsupported: {reason}")]
+    Unsupported {
+        /// The file that says so.
+        path: PathBuf,
+        /// What is unsupported.
+        reason: String,
+    },
+    /// The weights could not be loaded into the model.
+    #[error("{path}: loading weights: {reason}")]
+    Weights {
+        /// The safetensors file.
+        path: PathBuf,
+        /// What went wrong (missing tensors, shapes, format).
+        reason: String,
+    },
+    /// The tokenizer failed.
+    #[error("{path}: tokenizer: {reason}")]
+    Tokenizer {
+        /// `tokenizer.json`.
+        path: PathBuf,
+        /// The tokenizer's message.
+        reason: String,
+    },
+    /// A parameter is out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Row-major vectors of one width.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vectors {
+    /// Width of every vector.
+    pub dim: usize,
+    /// `len × dim` values.
+    pub data: Vec<f32>,
+}
+
+impl Vectors {
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.dim).unwrap_or(0)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Vector `i`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// One row of the static word table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WordVector {
+    /// The word (as the tokenizer normalises it: lower-cased for uncased models).
+    pub word: String,
+    /// Occurrences in the key event.
+    pub count: u32,
+    /// Mean of the occurrences' vectors.
+    pub vector: Vec<f32>,
+}
+
+/// A word occurrence inside one model sequence: its word and its pieces' positions.
+#[derive(Debug, Clone, Copy)]
+struct Occurrence {
+    word: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Sums of occurrence vectors per word (f64, so the mean does not depend on the order).
+struct WordSums {
+    dim: usize,
+    words: Vec<String>,
+    index: BTreeMap<String, usize>,
+    sums: Vec<(u32, Vec<f64>)>,
+}
+
+impl WordSums {
+    fn new(dim: usize) -> Self {
+        Self {
+            dim,
+            words: Vec::new(),
+            index: BTreeMap::new(),
+            sums: Vec::new(),
+        }
+    }
+
+    fn id(&mut self, word: &str) -> usize {
+        if let Some(&i) = self.index.get(word) {
+            return i;
+        }
+        let i = self.words.len();
+        self.words.push(word.to_string());
+        self.index.insert(word.to_string(), i);
+        self.sums.push((0, vec![0.0; self.dim]));
+        i
+    }
+
+    /// Adds the mean of `rows[start..end]` of a `[seq, dim]` block to `word`.
+    fn add(&mut self, occ: Occurrence, block: &[f32]) {
+        let dim = self.dim;
+        let (count, sum) = &mut self.sums[occ.word];
+        let n = (occ.end - occ.start) as f64;
+        let mut mean = vec![0.0f64; dim];
+        for t in occ.start..occ.end {
+            for (m, &v) in mean.iter_mut().zip(&block[t * dim..(t + 1) * dim]) {
+                *m += f64::from(v);
+            }
+        }
+        for (s, m) in sum.iter_mut().zip(&mean) {
+            *s += m / n;
+        }
+        *count += 1;
+    }
+
+    /// The table, sorted by word.
+    fn finish(self) -> Vec<WordVector> {
+        let mut out: Vec<WordVector> = self
+            .words
+            .into_iter()
+            .zip(self.sums)
+            .filter(|(_, (count, _))| *count > 0)
+            .map(|(word, (count, sum))| WordVector {
+                word,
+                count,
+                vector: sum.iter().map(|s| (s / f64::from(count)) as f32).collect(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.word.cmp(&b.word));
+        out
+    }
+}
+
+/// A loaded encoder: model, tokenizer and sentence-transformers settings.
+#[derive(Debug)]
+pub struct Encoder<B: Backend> {
+    /// The model's architecture.
+    pub config: EncoderConfig,
+    /// How sentence embeddings are made.
+    pub sentence: SentenceConfig,
+    model: EncoderModel<B>,
+    tokenizer: TextTokenizer,
+    device: B::Device,
+    batch_size: usize,
+}
+
+impl<B: Backend> Encoder<B> {
+    /// Loads a model folder (`config.json`, `model.safetensors`, `tokenizer.json`, and the
+    /// sentence-transformers files when present) onto `device`.
+    pub fn load(dir: &Path, device: &B::Device) -> Result<Self, EncoderError> {
+        let config = EncoderConfig::from_file(&dir.join("config.json"))?;
+        let sentence = SentenceConfig::from_dir(dir, &config)?;
+        let tokenizer =
+            TextTokenizer::from_file(&dir.join("tokenizer.json"), sentence.max_seq_length)?;
+        let mut model = config.init::<B>(device);
+        loader::load_weights(&mut model, &dir.join("model.safetensors"))?;
+        Ok(Self {
+            config,
+            sentence,
+            model,
+            tokenizer,
+            device: device.clone(),
+            batch_size: DEFAULT_BATCH_SIZE,
+        })
+    }
+
+    /// Sets the number of sequences per forward pass (at least 1).
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
+    /// The embedding width.
+    pub fn dim(&self) -> usize {
+        self.config.hidden_size
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    /// The last layer (X-Class's and the paper's default for word vectors).
+    pub fn last_layer(&self) -> usize {
+        self.config.num_layers
+    }
+
+    fn check_layer(&self, layer: usize) -> Result<(), EncoderError> {
+        if layer > self.config.num_layers {
+            return Err(EncoderError::Invalid(format!(
+                "layer {layer} does not exist (the model has {} layers; 0 is the embeddings)",
+                self.config.num_layers
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs `sequences` through the model, longest first, `batch_size` at a time, and hands
+    /// each batch's sequence indices, input and hidden states (of `layers`) to `each`.
+    fn run(
+        &self,
+        sequences: &[Vec<u32>],
+        layers: &[usize],
+        mut each: impl FnMut(&[usize], &EncoderInput<B>, Vec<Tensor<B, 3>>),
+    ) {
+        let mut order: Vec<usize> = (0..sequences.len())
+            .filter(|&i| !sequences[i].is_empty())
+            .collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
+        for batch in order.chunks(self.batch_size) {
+            let seqs: Vec<&[u32]> = batch.iter().map(|&i| sequences[i].as_slice()).collect();
+            let input = EncoderInput::new(&self.config, &seqs, &self.device);
+            let hidden = self.model.forward(&input, layers);
+            each(batch, &input, hidden);
+        }
+    }
+
+    /// Pools one batch's last layer into sentence vectors, `[batch, hidden]`.
+    fn pool(&self, hidden: Tensor<B, 3>, input: &EncoderInput<B>) -> Tensor<B, 2> {
+        let pooled = match self.sentence.pooling {
+            Pooling::Mean => pooling::mean_pool(hidden, input.padding.clone()),
+            Pooling::Cls => pooling::cls_pool(hidden),
+            Pooling::Max => pooling::max_pool(hidden, input.padding.clone()),
+        };
+        if self.sentence.normalize {
+            pooling::l2_normalize(pooled)
+        } else {
+            pooled
+        }
+    }
+
+    fn sentence_tokens(
+        &self,
+        texts: &[&str],
+    ) -> Result<Vec<tokenize::SentenceTokens>, EncoderError> {
+        texts.iter().map(|t| self.tokenizer.sentence(t)).collect()
+    }
+
+    /// One embedding per text, as sentence-transformers computes it for this model.
+    pub fn sentence_embeddings(&self, texts: &[&str]) -> Result<Vectors, EncoderError> {
+        let tokens = self.sentence_tokens(texts)?;
+        let sequences: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
+        let dim = self.dim();
+        let mut data = vec![0.0f32; texts.len() * dim];
+        let last = self.last_layer();
+        self.run(&sequences, &[last], |batch, input, mut hidden| {
+            let pooled = self.pool(hidden.remove(0), input);
+            let values = tensor_values(pooled.into_data());
+            for (row, &i) in batch.iter().enumerate() {
+                data[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
+            }
+        });
+        Ok(Vectors { dim, data })
+    }
+
+    /// The static word table of a key event whose texts are `texts`, from hidden layer `layer`
+    /// (0 = embeddings, [`Self::last_layer`] = X-Class's default), computed as X-Class does.
+    pub fn word_vectors(
+        &self,
+        texts: &[&str],
+        layer: usize,
+    ) -> Result<Vec<WordVector>, EncoderError> {
+        self.check_layer(layer)?;
+        let model_max = XCLASS_MAX_TOKENS.min(self.config.max_tokens());
+        let mut sums = WordSums::new(self.dim());
+        let mut sequences = Vec::new();
+        let mut occurrences: Vec<Vec<Occurrence>> = Vec::new();
+        for text in texts {
+            let chunks = tokenize::word_chunks(&self.tokenizer, text, model_max)?;
+            let first = sequences.len();
+            occurrences.extend(chunks.chunks.iter().map(|_| Vec::new()));
+            for (word, &(chunk, start, end)) in chunks.words.iter().zip(&chunks.spans) {
+                if tokenize::is_punctuation_only(word) || start == end {
+                    continue;
+                }
+                let word = sums.id(word);
+                // +1: positions in the chunk count the start token.
+                occurrences[first + chunk].push(Occurrence {
+                    word,
+                    start: start + 1,
+                    end: end + 1,
+                });
+            }
+            sequences.extend(chunks.chunks);
+        }
+        // Chunks no word is read from need no forward pass.
+        for (seq, occ) in sequences.iter_mut().zip(&occurrences) {
+            if occ.is_empty() {
+                seq.clear();
+            }
+        }
+        self.run(&sequences, &[layer], |batch, _, mut hidden| {
+            collect_words(&mut sums, batch, &occurrences, hidden.remove(0));
+        });
+        Ok(sums.finish())
+    }
+
+    /// Sentence embeddings and a word table from one forward pass over the sentence inputs
+    /// (for one model serving both roles). The embeddings equal [`Self::sentence_embeddings`];
+    /// the words are the tokenizer's words of each (uncleaned) text, read from the same
+    /// sequence, truncated at `max_seq_length` (a word cut by truncation is dropped), at
+    /// `layer`. On clean texts shorter than `max_seq_length` they equal
+    /// [`Self::word_vectors`].
+    pub fn encode_both(
+        &self,
+        texts: &[&str],
+        layer: usize,
+    ) -> Result<(Vectors, Vec<WordVector>), EncoderError> {
+        self.check_layer(layer)?;
+        let tokens = self.sentence_tokens(texts)?;
+        let mut sums = WordSums::new(self.dim());
+        let mut occurrences = Vec::with_capacity(texts.len());
+        for (text, tok) in texts.iter().zip(&tokens) {
+            let words = self.tokenizer.words(text)?;
+            let mut occ: Vec<Occurrence> = Vec::new();
+            let mut t = 0;
+            while t < tok.ids.len() {
+                let Some(w) = tok.word_ids[t] else {
+                    t += 1;
+                    continue;
+                };
+                let start = t;
+                while t < tok.ids.len() && tok.word_ids[t] == Some(w) {
+                    t += 1;
+                }
+                let Some(word) = words.get(w as usize) else {
+                    continue;
+                };
+                let complete = self.tokenizer.pieces(word)?.len() == t - start;
+                if complete && !tokenize::is_punctuation_only(word) {
+                    occ.push(Occurrence {
+                        word: sums.id(word),
+                        start,
+                        end: t,
+                    });
+                }
+            }
+            occurrences.push(occ);
+        }
+        let sequences: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
+        let dim = self.dim();
+        let mut data = vec![0.0f32; texts.len() * dim];
+        let last = self.last_layer();
+        self.run(&sequences, &[last, layer], |batch, input, mut hidden| {
+            let words_layer = hidden.pop().expect("two layers asked");
+            let pooled = self.pool(hidden.pop().expect("two layers asked"), input);
+            let values = tensor_values(pooled.into_data());
+            for (row, &i) in batch.iter().enumerate() {
+                data[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
+            }
+            collect_words(&mut sums, batch, &occurrences, words_layer);
+        });
+        Ok((Vectors { dim, data }, sums.finish()))
+    }
+}
+
+/// The f32 values of tensor data (converting if the backend computed in another float type).
+fn tensor_values(data: burn::tensor::TensorData) -> Vec<f32> {
+    data.convert::<f32>()
+        .into_vec::<f32>()
+        .expect("converted to f32")
+}
+
+/// Adds the occurrences of every sequence of a batch, reading the batch's `[batch, seq, dim]`
+/// hidden states on the host.
+fn collect_words<B: Backend>(
+    sums: &mut WordSums,
+    batch: &[usize],
+    occurrences: &[Vec<Occurrence>],
+    hidden: Tensor<B, 3>,
+) {
+    let [_, seq, dim] = hidden.dims();
+    let values = tensor_values(hidden.into_data());
+    for (row, &i) in batch.iter().enumerate() {
+        let block = &values[row * seq * dim..(row + 1) * seq * dim];
+        for &occ in &occurrences[i] {
+            sums.add(occ, block);
+        }
+    }
+}

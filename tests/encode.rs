@@ -1,0 +1,204 @@
+//! `epimine encode`: a text file → the sentence embedding table or, with `--words`, the static
+//! word table, written as Parquet to a local path or s3:// (the local S3 test server).
+
+mod util;
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use epimine::storage::Location;
+use epimine::tables;
+use serde_json::Value;
+use util::*;
+
+fn tiny(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/encoders")
+        .join(name)
+}
+
+fn reference(model: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(model.join("reference.json")).unwrap()).unwrap()
+}
+
+fn texts(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn floats(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let n = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (n(a) * n(b))
+}
+
+fn read(path: &str, schema: &arrow_schema::SchemaRef) -> Vec<RecordBatch> {
+    let (loc, name) = Location::parse_file(path, false).unwrap();
+    block_on(loc.read_parquet(&name, schema)).unwrap()
+}
+
+/// Where to write: a local file, and an s3:// object when the test S3 server is up
+/// (`EPIMINE_TEST_S3_BUCKET`, set by scripts/test.sh; `EPIMINE_SKIP_S3=1` skips on purpose).
+fn outputs(dir: &Path, name: &str) -> Vec<String> {
+    let mut out = vec![s(&dir.join("sub").join(name)).to_string()];
+    match std::env::var("EPIMINE_TEST_S3_BUCKET") {
+        Ok(bucket) => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            out.push(format!(
+                "s3://{bucket}/encode-{}-{nanos}/{name}",
+                std::process::id()
+            ));
+        }
+        Err(_) if std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1") => {}
+        Err(_) => panic!("EPIMINE_TEST_S3_BUCKET is not set: run through scripts/test.sh"),
+    }
+    out
+}
+
+#[test]
+fn encode_writes_one_embedding_per_line() {
+    let model = tiny("tiny-mpnet");
+    let reference = reference(&model);
+    let sentences = texts(&reference["sentences"]);
+    let dir = scratch();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, sentences.join("\n") + "\n").unwrap();
+    for out in outputs(dir.path(), "emb.parquet") {
+        let stdout = epimine_ok(&[
+            "encode",
+            "--model",
+            s(&model),
+            "--input",
+            s(&input),
+            "--out",
+            &out,
+            "--batch-size",
+            "2",
+        ]);
+        assert!(
+            stdout.contains(&format!("wrote {} rows", sentences.len())),
+            "{stdout}"
+        );
+        let batches = read(&out, &tables::sentence_embeddings_schema(32));
+        let mut idx = Vec::new();
+        let mut vectors = Vec::new();
+        for b in &batches {
+            idx.extend(tables::u32_column("sentence_embeddings", b, "idx").unwrap());
+            let (dim, values) =
+                tables::vector_column("sentence_embeddings", b, "embedding").unwrap();
+            assert_eq!(dim, 32);
+            vectors.extend(values.chunks(dim).map(<[f32]>::to_vec));
+        }
+        assert_eq!(idx, (0..sentences.len() as u32).collect::<Vec<_>>());
+        for (i, want) in reference["sentence_embeddings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let c = cosine(&vectors[i], &floats(want));
+            assert!(c >= 0.9999, "{out}: line {i}: cosine {c}");
+        }
+    }
+}
+
+#[test]
+fn encode_words_writes_the_static_word_table() {
+    let model = tiny("tiny-bert");
+    let reference = reference(&model);
+    let lines = texts(&reference["word_texts"]);
+    let dir = scratch();
+    let input = dir.path().join("event.txt");
+    std::fs::write(&input, lines.join("\r\n")).unwrap();
+    let want = reference["words"]["2"].as_array().unwrap();
+    for out in outputs(dir.path(), "words.parquet") {
+        epimine_ok(&[
+            "encode",
+            "--model",
+            s(&model),
+            "--input",
+            s(&input),
+            "--out",
+            &out,
+            "--words",
+        ]);
+        let batches = read(&out, &tables::word_vectors_schema(32));
+        let mut words = Vec::new();
+        let mut counts = Vec::new();
+        let mut vectors = Vec::new();
+        for b in &batches {
+            words.extend(tables::utf8_column("word_vectors", b, "word").unwrap());
+            counts.extend(tables::u32_column("word_vectors", b, "count").unwrap());
+            let (dim, values) = tables::vector_column("word_vectors", b, "vector").unwrap();
+            vectors.extend(values.chunks(dim).map(<[f32]>::to_vec));
+        }
+        let want_words: Vec<&str> = want.iter().map(|w| w["word"].as_str().unwrap()).collect();
+        assert_eq!(words, want_words);
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(
+                u64::from(counts[i]),
+                w["count"].as_u64().unwrap(),
+                "{}",
+                words[i]
+            );
+            let c = cosine(&vectors[i], &floats(&w["vector"]));
+            assert!(c >= 0.9999, "{out}: {}: cosine {c}", words[i]);
+        }
+    }
+    // --layer picks another hidden layer: layer 1's table.
+    let out = dir.path().join("layer1.parquet");
+    epimine_ok(&[
+        "encode",
+        "--model",
+        s(&model),
+        "--input",
+        s(&input),
+        "--out",
+        s(&out),
+        "--words",
+        "--layer",
+        "1",
+    ]);
+    let batches = read(s(&out), &tables::word_vectors_schema(32));
+    let (_, values) = tables::vector_column("word_vectors", &batches[0], "vector").unwrap();
+    let want1 = floats(&reference["words"]["1"][0]["vector"]);
+    assert!(cosine(&values[..32], &want1) >= 0.9999);
+}
+
+#[test]
+fn encode_reports_a_missing_model() {
+    let dir = scratch();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a line\n").unwrap();
+    let out = epimine(&[
+        "encode",
+        "--model",
+        s(&dir.path().join("nope")),
+        "--input",
+        s(&input),
+        "--out",
+        s(&dir.path().join("o.parquet")),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nope/config.json"), "{err}");
+    assert!(!dir.path().join("o.parquet").exists());
+}

