@@ -37,6 +37,119 @@ pub enum Command {
     Encode(EncodeArgs),
     /// Manage the encoder model cache.
     Models(ModelsArgs),
+    /// Find the episodes of every key event of a corpus: Parquet episodes and assignments.
+    Run(RunArgs),
+    /// Baselines to compare against (`epimine eval` scores them the same way).
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+/// `epimine run`.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct RunArgs {
+    /// A TOML job file (see jobs/example.toml); flags and --set override it.
+    pub job: Option<std::path::PathBuf>,
+    /// The corpus (from `epimine import` or `epimine synth`).
+    #[arg(long)]
+    pub corpus: Option<String>,
+    /// The background: text (one document a line) or a `background build` table.
+    #[arg(long)]
+    pub background: Option<String>,
+    /// Output folder.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// Encoder model: a folder or a name in the model cache.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Override any job setting: `--set episodes.top_articles=0.3` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Timely layout (overrides the job's `[cluster]`).
+    #[command(flatten)]
+    pub timely: OptionalTimelyArgs,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// Timely flags that override a job's `[cluster]` section only when given.
+#[derive(Debug, Clone, Args)]
+pub struct OptionalTimelyArgs {
+    /// Worker threads per process.
+    #[arg(short = 'w', long = "workers")]
+    pub workers: Option<usize>,
+    /// Number of processes.
+    #[arg(short = 'n', long = "processes")]
+    pub processes: Option<usize>,
+    /// This process's index (0-based).
+    #[arg(short = 'p', long = "process")]
+    pub process: Option<usize>,
+    /// File of `host:port` lines, one per process.
+    #[arg(short = 'h', long = "hostfile")]
+    pub hostfile: Option<String>,
+}
+
+impl RunArgs {
+    /// The resolved job: file, then flags, then `--set`s.
+    pub fn job(&self) -> Result<crate::job::Job, crate::job::JobError> {
+        let mut job = match &self.job {
+            Some(path) => crate::job::Job::from_file(path)?,
+            None => crate::job::Job::default(),
+        };
+        let flags = [
+            (&self.corpus, &mut job.corpus),
+            (&self.background, &mut job.background),
+            (&self.out, &mut job.out),
+            (&self.model, &mut job.encoder.model),
+        ];
+        for (flag, field) in flags {
+            if let Some(v) = flag {
+                *field = v.clone();
+            }
+        }
+        let t = &self.timely;
+        if let Some(w) = t.workers {
+            job.cluster.workers = w;
+        }
+        if let Some(n) = t.processes {
+            job.cluster.processes = n;
+        }
+        if let Some(p) = t.process {
+            job.cluster.process = p;
+        }
+        if let Some(h) = &t.hostfile {
+            job.cluster.hostfile = Some(h.clone());
+        }
+        let job = job.with_sets(&self.sets)?;
+        job.validate()?;
+        Ok(job)
+    }
+}
+
+/// `epimine baseline …`.
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// The paper's K-means baseline: k = the event's gold episode count, on the same sentence
+    /// embeddings; segments ranked by distance to their centroid.
+    Kmeans(KmeansArgs),
+}
+
+/// `epimine baseline kmeans`.
+#[derive(Debug, Args)]
+pub struct KmeansArgs {
+    /// The corpus (with gold_episodes).
+    #[arg(long)]
+    pub corpus: String,
+    /// Output folder (episodes.parquet, assignments.parquet).
+    #[arg(long)]
+    pub out: String,
+    /// Encoder model: a folder or a name in the model cache.
+    #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
+    pub model: String,
+    /// Random seed of the k-means initialisation.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 /// The timely layout flags, as timely's own examples take them.

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod background;
+pub mod baseline;
 pub mod cli;
 pub mod demo;
 pub mod encode;

@@ -1,4 +1,5 @@
-//! The `epimine` binary: parse, run, report. Errors become a message and exit code 1.
+//! The `epimine` binary: parse, run, report. Errors become a message and exit code 1; a run
+//! that skipped some key events exits with 3.
 
 use anyhow::Context;
 use clap::Parser;
@@ -22,7 +23,15 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// How a successful command ended.
+enum ExitStatus {
+    /// Everything done.
+    Done,
+    /// Done, but some key events were skipped (exit code 3).
+    Partial,
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Import(args) => {
             let src = Location::parse(&args.dataset_dir, false)?;
@@ -135,6 +144,33 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{}: {} ({how})", fetch::DEFAULT_MODEL_REPO, dir.display());
             }
         },
+        Command::Run(args) => {
+            let job = args.job()?;
+            let outcome = tokio::task::spawn_blocking(move || epimine::run::run(&job)).await??;
+            if let Some(outcome) = outcome {
+                let report = &outcome.report;
+                let ok = report.events.iter().filter(|e| e.status == "ok").count();
+                let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
+                println!(
+                    "{ok} of {} events done, {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs}}.parquet, job.toml, run.json",
+                    report.events.len(),
+                    outcome.out
+                );
+                for e in report.events.iter().filter(|e| e.status != "ok") {
+                    println!("skipped {}: {}", e.key_event, e.error.as_deref().unwrap_or("?"));
+                }
+                if report.partial {
+                    return Ok(ExitStatus::Partial);
+                }
+            }
+        }
+        Command::Baseline(epimine::cli::BaselineCommand::Kmeans(args)) => {
+            let outcome = tokio::task::spawn_blocking(move || {
+                epimine::baseline::kmeans(&args.corpus, &args.out, &args.model, args.seed)
+            })
+            .await??;
+            println!("{outcome}");
+        }
         Command::Schemas(args) => match args.out {
             Some(dir) => {
                 let out = Location::parse(&dir, true)?;
@@ -152,7 +188,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
     }
-    Ok(())
+    Ok(ExitStatus::Done)
 }
 
 fn main() -> std::process::ExitCode {
@@ -169,7 +205,8 @@ fn main() -> std::process::ExitCode {
         }
     };
     match runtime.block_on(run(cli)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
+        Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
