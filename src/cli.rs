@@ -272,6 +272,18 @@ pub struct DemoArgs {
     /// Output folder (local path, file://… or s3://…).
     #[arg(long, default_value = "epimine-demo")]
     pub out: String,
+    /// Encoder model: a folder or a name in the model cache (the default is fetched if missing).
+    #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
+    pub model: String,
+    /// Synthetic key events.
+    #[arg(long, default_value_t = 4)]
+    pub events: usize,
+    /// Articles per key event.
+    #[arg(long, default_value_t = 30)]
+    pub docs_per_event: usize,
+    /// Worker threads.
+    #[arg(short = 'w', long = "workers", default_value_t = 2)]
+    pub workers: usize,
 }
 
 /// `epimine schemas`.

@@ -1,9 +1,10 @@
-//! `epimine demo`: the built-in default run. Until the episode pipeline lands it writes a small
-//! built-in example dataset, imports it, writes an example run (a hand-made `assignments` and
-//! `episodes` table standing in for detected episodes) and evaluates it.
+//! `epimine demo`: the built-in default run — a synthetic corpus with planted episodes, the
+//! whole episode pipeline on it, and the evaluation against the planted episodes. Also a small
+//! hand-written example dataset with a hand-made run, whose scores are computed by hand (used by
+//! the storage and evaluation tests).
 
 use crate::eval::{self, EvalError, Report};
-use crate::import::{self, EventSummary, ImportError};
+use crate::import::{self, ImportError};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode};
 
@@ -19,6 +20,9 @@ pub enum DemoError {
     /// Evaluation failed.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// The run failed.
+    #[error(transparent)]
+    Run(#[from] crate::run::RunError),
 }
 
 /// One example event: theme, name, dates, articles of (label, text), gold episodes.
@@ -217,21 +221,6 @@ const EXAMPLE_RUN: &[(&str, &[(&str, &[&str], &[(u32, u32)])])] = &[
     ),
 ];
 
-/// What the demo produced.
-#[derive(Debug)]
-pub struct DemoOutcome {
-    /// Import summaries.
-    pub events: Vec<EventSummary>,
-    /// The evaluation.
-    pub report: Report,
-    /// Where the dataset, corpus and run were written.
-    pub dataset: String,
-    /// The corpus.
-    pub corpus: String,
-    /// The run.
-    pub run: String,
-}
-
 /// Writes the built-in example dataset as files under `dir`.
 pub async fn write_example_dataset(dir: &Location) -> Result<(), StorageError> {
     for event in EXAMPLE {
@@ -296,22 +285,57 @@ pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
     (episodes, assignments)
 }
 
-/// Runs the demo under `out`: `dataset/`, `corpus/`, `run/`.
-pub async fn demo(out: &str, k: usize) -> Result<DemoOutcome, DemoError> {
+/// What the demo produced.
+#[derive(Debug)]
+pub struct DemoOutcome {
+    /// The run's report (`run.json`).
+    pub report: crate::run::RunReport,
+    /// The evaluation against the planted episodes.
+    pub eval: Report,
+    /// The synthetic corpus.
+    pub corpus: String,
+    /// The run's outputs.
+    pub run: String,
+}
+
+/// `epimine demo`: a synthetic corpus with planted episodes (`epimine synth`), the episode
+/// pipeline on it (`epimine run`, default model fetched if missing), and `epimine eval` against
+/// the planted episodes. Writes `<out>/corpus` and `<out>/run`.
+pub fn demo(
+    out: &str,
+    model: &str,
+    events: usize,
+    docs_per_event: usize,
+    workers: usize,
+) -> Result<DemoOutcome, DemoError> {
     let out = out.trim_end_matches('/');
-    let dataset = Location::parse(&format!("{out}/dataset"), true)?;
-    let corpus = Location::parse(&format!("{out}/corpus"), true)?;
-    let run = Location::parse(&format!("{out}/run"), true)?;
-    write_example_dataset(&dataset).await?;
-    let events = import::import(&dataset, &corpus).await?;
-    let (episodes, assignments) = example_run();
-    run.write_table(&episodes).await?;
-    run.write_table(&assignments).await?;
-    let report = eval::eval(&corpus, &run, k).await?;
+    let corpus_path = format!("{out}/corpus");
+    let run_path = format!("{out}/run");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DemoError::Run(crate::run::RunError::Model(e.to_string())))?;
+    let corpus = Location::parse(&corpus_path, true)?;
+    let synthetic = crate::synth::generate(events, docs_per_event, 7);
+    runtime.block_on(crate::synth::write(&corpus, &synthetic))?;
+    let mut job = crate::job::Job {
+        corpus: corpus_path.clone(),
+        background: format!("{corpus_path}/background.txt"),
+        out: run_path.clone(),
+        ..crate::job::Job::default()
+    };
+    job.encoder.model = model.to_string();
+    job.cluster.workers = workers.max(1);
+    let outcome = crate::run::run(&job)?.ok_or_else(|| {
+        DemoError::Run(crate::run::RunError::Model(
+            "the demo runs in one process".into(),
+        ))
+    })?;
+    let run = Location::parse(&run_path, false)?;
+    let eval = runtime.block_on(eval::eval(&corpus, &run, eval::DEFAULT_K))?;
     Ok(DemoOutcome {
-        events,
-        report,
-        dataset: dataset.display().to_string(),
+        report: outcome.report,
+        eval,
         corpus: corpus.display().to_string(),
         run: run.display().to_string(),
     })

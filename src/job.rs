@@ -55,6 +55,9 @@ pub struct EncoderConfig {
     pub model: String,
     /// Sequences per forward pass.
     pub batch_size: usize,
+    /// A local folder where each event's embeddings and word vectors are kept, keyed by the
+    /// model's weights and the event's texts, so re-runs with other parameters skip encoding.
+    pub cache_dir: Option<String>,
 }
 
 impl Default for EncoderConfig {
@@ -62,6 +65,7 @@ impl Default for EncoderConfig {
         Self {
             model: DEFAULT_MODEL.into(),
             batch_size: 32,
+            cache_dir: None,
         }
     }
 }
@@ -126,7 +130,7 @@ impl ClusterConfig {
 }
 
 /// A whole job.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     /// The corpus (from `epimine import` or `epimine synth`).
@@ -152,19 +156,6 @@ pub struct Job {
     pub cluster: ClusterConfig,
 }
 
-impl Default for Job {
-    fn default() -> Self {
-        Self {
-            corpus: String::new(),
-            background: String::new(),
-            out: String::new(),
-            encoder: EncoderConfig::default(),
-            terms: TermConfig::default(),
-            episodes: EpisodeParams::default(),
-            cluster: ClusterConfig::default(),
-        }
-    }
-}
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
 /// strings as TOML, anything else as a plain string.

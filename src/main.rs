@@ -54,15 +54,34 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             }
         }
         Command::Demo(args) => {
-            let outcome = demo::demo(&args.out, eval::DEFAULT_K).await?;
-            print!("{}", import::format_summary(&outcome.events));
+            let outcome = tokio::task::spawn_blocking(move || {
+                demo::demo(
+                    &args.out,
+                    &args.model,
+                    args.events,
+                    args.docs_per_event,
+                    args.workers,
+                )
+            })
+            .await??;
+            print!("{}", eval::format_report(&outcome.eval));
             println!();
-            print!("{}", eval::format_report(&outcome.report));
-            println!();
-            println!("example dataset: {}", outcome.dataset);
-            println!("corpus tables:   {}", outcome.corpus);
+            let episodes: usize = outcome
+                .report
+                .events
+                .iter()
+                .map(|e| e.counts.episodes)
+                .sum();
             println!(
-                "run tables:      {} (episodes.parquet, assignments.parquet)",
+                "{} synthetic key events, {episodes} episodes found",
+                outcome.report.events.len()
+            );
+            println!(
+                "corpus (segments, labels, planted episodes): {}",
+                outcome.corpus
+            );
+            println!(
+                "run outputs: {} (episodes, assignments, fragments, terms, pairs .parquet; job.toml; run.json)",
                 outcome.run
             );
         }
@@ -157,7 +176,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                     outcome.out
                 );
                 for e in report.events.iter().filter(|e| e.status != "ok") {
-                    println!("skipped {}: {}", e.key_event, e.error.as_deref().unwrap_or("?"));
+                    println!(
+                        "skipped {}: {}",
+                        e.key_event,
+                        e.error.as_deref().unwrap_or("?")
+                    );
                 }
                 if report.partial {
                     return Ok(ExitStatus::Partial);

@@ -196,6 +196,11 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     let device = encoder::default_device();
     let encoder = Encoder::<DefaultBackend>::load(&model_dir, &device)?
         .with_batch_size(job.encoder.batch_size);
+    let model_files = sha256_files(&model_dir);
+    let model_hash = model_files
+        .get("model.safetensors")
+        .cloned()
+        .unwrap_or_default();
     timed("load", started);
 
     let mut by_event: BTreeMap<&str, Vec<&Segment>> = BTreeMap::new();
@@ -220,6 +225,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         let result = run_event(
             job,
             &encoder,
+            &model_hash,
             &segs,
             terms_by_event.remove(event).unwrap_or_default(),
         );
@@ -270,7 +276,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         job: job.clone(),
         model: Some(ModelInfo {
             dir: model_dir.display().to_string(),
-            files: sha256_files(&model_dir),
+            files: model_files,
         }),
         stages: Vec::new(),
         events: statuses,
@@ -298,6 +304,115 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     }))
 }
 
+/// An event's encoder outputs: segment embeddings and static word vectors.
+type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
+
+/// The cache key of an event's encoding: the model weights' hash and the texts.
+fn cache_key(model_hash: &str, texts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(model_hash.as_bytes());
+    for t in texts {
+        h.update((t.len() as u64).to_le_bytes());
+        h.update(t.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn write_cache(path: &Path, (embeddings, words): &Encoded) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = b"EPIMINE-ENC1".to_vec();
+    let dim = embeddings.first().map_or(0, Vec::len);
+    buf.extend((embeddings.len() as u32).to_le_bytes());
+    buf.extend((dim as u32).to_le_bytes());
+    for v in embeddings {
+        v.iter().for_each(|x| buf.extend(x.to_le_bytes()));
+    }
+    let mut sorted: Vec<(&String, &Vec<f32>)> = words.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    buf.extend((sorted.len() as u32).to_le_bytes());
+    for (w, v) in sorted {
+        buf.extend((w.len() as u32).to_le_bytes());
+        buf.extend(w.as_bytes());
+        buf.extend((v.len() as u32).to_le_bytes());
+        v.iter().for_each(|x| buf.extend(x.to_le_bytes()));
+    }
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, buf)?;
+    std::fs::rename(tmp, path)
+}
+
+fn read_cache(path: &Path) -> Option<Encoded> {
+    let data = std::fs::read(path).ok()?;
+    let mut at = data.strip_prefix(b"EPIMINE-ENC1")?;
+    let u32_ = |at: &mut &[u8]| -> Option<u32> {
+        let (head, rest) = at.split_first_chunk::<4>()?;
+        *at = rest;
+        Some(u32::from_le_bytes(*head))
+    };
+    let floats = |at: &mut &[u8], n: usize| -> Option<Vec<f32>> {
+        if at.len() < 4 * n {
+            return None;
+        }
+        let (head, rest) = at.split_at(4 * n);
+        *at = rest;
+        Some(
+            head.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    };
+    let n = u32_(&mut at)? as usize;
+    let dim = u32_(&mut at)? as usize;
+    let mut embeddings = Vec::with_capacity(n);
+    for _ in 0..n {
+        embeddings.push(floats(&mut at, dim)?);
+    }
+    let words_n = u32_(&mut at)? as usize;
+    let mut words = HashMap::with_capacity(words_n);
+    for _ in 0..words_n {
+        let len = u32_(&mut at)? as usize;
+        if at.len() < len {
+            return None;
+        }
+        let (w, rest) = at.split_at(len);
+        at = rest;
+        let word = String::from_utf8(w.to_vec()).ok()?;
+        let d = u32_(&mut at)? as usize;
+        words.insert(word, floats(&mut at, d)?);
+    }
+    Some((embeddings, words))
+}
+
+/// Encodes an event's texts (or reads them from the cache).
+fn encode_event(
+    job: &Job,
+    encoder: &Encoder<DefaultBackend>,
+    model_hash: &str,
+    texts: &[&str],
+) -> Result<Encoded, encoder::EncoderError> {
+    let cached = job.encoder.cache_dir.as_ref().map(|dir| {
+        let dir = PathBuf::from(dir);
+        let _ = std::fs::create_dir_all(&dir);
+        dir.join(format!("{}.enc", cache_key(model_hash, texts)))
+    });
+    if let Some(hit) = cached.as_deref().and_then(read_cache) {
+        return Ok(hit);
+    }
+    let (embeddings, words) = encoder.encode_both(texts, encoder.last_layer())?;
+    let embeddings: Vec<Vec<f32>> = (0..embeddings.len())
+        .map(|i| embeddings.row(i).to_vec())
+        .collect();
+    let vectors: HashMap<String, Vec<f32>> =
+        words.into_iter().map(|w| (w.word, w.vector)).collect();
+    let encoded = (embeddings, vectors);
+    if let Some(path) = cached {
+        if let Err(e) = write_cache(&path, &encoded) {
+            tracing::warn!("encoder cache {}: {e}", path.display());
+        }
+    }
+    Ok(encoded)
+}
+
 type EventResult =
     Result<(episodes::EventOutcome, expand::TermSet), (String, Option<expand::TermSet>)>;
 
@@ -305,18 +420,13 @@ type EventResult =
 fn run_event(
     job: &Job,
     encoder: &Encoder<DefaultBackend>,
+    model_hash: &str,
     segs: &[Segment],
     rows: Vec<Term>,
 ) -> EventResult {
     let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
-    let (embeddings, words) = encoder
-        .encode_both(&texts, encoder.last_layer())
+    let (embeddings, vectors) = encode_event(job, encoder, model_hash, &texts)
         .map_err(|e| (format!("encoder: {e}"), None))?;
-    let embeddings: Vec<Vec<f32>> = (0..embeddings.len())
-        .map(|i| embeddings.row(i).to_vec())
-        .collect();
-    let vectors: HashMap<String, Vec<f32>> =
-        words.into_iter().map(|w| (w.word, w.vector)).collect();
     let seg_terms: Vec<HashSet<String>> = segs
         .iter()
         .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())

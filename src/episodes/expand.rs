@@ -125,10 +125,10 @@ pub fn build_term_set(
     }
     let mut group_of_root: BTreeMap<usize, u32> = BTreeMap::new();
     let mut groups = vec![0u32; t.len()];
-    for k in 0..t.len() {
+    for (k, group) in groups.iter_mut().enumerate() {
         let r = find(&mut parent, k);
         let next = group_of_root.len() as u32;
-        groups[k] = *group_of_root.entry(r).or_insert(next);
+        *group = *group_of_root.entry(r).or_insert(next);
     }
     for row in rows.iter_mut() {
         row.group = None;

@@ -1,0 +1,394 @@
+//! `epimine run` end to end on synthetic corpora, with the tiny random-weight BERT fixture as
+//! the encoder (fast in any build): every output written, byte-identical for 1 and 2 workers
+//! and for 2 processes, failed events recorded while the others complete, the K-means baseline,
+//! and the documented example job.
+
+mod util;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use epimine::background::Background;
+use epimine::episodes::expand::build_term_set;
+use epimine::stats::{compute, Cluster, Round};
+use epimine::storage::Location;
+use epimine::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
+use util::*;
+
+const OUTPUTS: [&str; 5] = [
+    "episodes.parquet",
+    "assignments.parquet",
+    "fragments.parquet",
+    "terms.parquet",
+    "pairs.parquet",
+];
+
+fn tiny_model() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "missing {}",
+        dir.display()
+    );
+    s(&dir).to_string()
+}
+
+fn synth(dir: &Path, events: usize, docs: usize) -> PathBuf {
+    let corpus = dir.join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        &events.to_string(),
+        "--docs-per-event",
+        &docs.to_string(),
+        "--out",
+        s(&corpus),
+    ]);
+    corpus
+}
+
+fn run_args<'a>(corpus: &'a str, bg: &'a str, out: &'a str, model: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--corpus",
+        corpus,
+        "--background",
+        bg,
+        "--out",
+        out,
+        "--model",
+        model,
+    ]
+}
+
+#[test]
+fn run_writes_every_output_identically_for_any_layout() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 3, 25);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let one = dir.path().join("one");
+    let mut args = run_args(s(&corpus), s(&bg), s(&one), &model);
+    args.extend(["-w", "1"]);
+    let stdout = epimine_ok(&args);
+    assert!(stdout.contains("3 of 3 events done"), "{stdout}");
+    let two = dir.path().join("two");
+    let mut args = run_args(s(&corpus), s(&bg), s(&two), &model);
+    args.extend(["-w", "2"]);
+    epimine_ok(&args);
+    for f in OUTPUTS {
+        let a = std::fs::read(one.join(f)).unwrap();
+        assert!(
+            a == std::fs::read(two.join(f)).unwrap(),
+            "{f}: 1 vs 2 workers"
+        );
+    }
+
+    // Every table reads back and agrees with the others.
+    let out = Location::parse(s(&one), false).unwrap();
+    let (episodes, assignments, fragments, terms, pairs) = block_on(async {
+        (
+            out.read_table::<Episode>().await.unwrap(),
+            out.read_table::<Assignment>().await.unwrap(),
+            out.read_table::<FragmentRow>().await.unwrap(),
+            out.read_table::<Term>().await.unwrap(),
+            out.read_table::<Pair>().await.unwrap(),
+        )
+    });
+    assert!(!episodes.is_empty() && !fragments.is_empty() && !pairs.is_empty());
+    assert!(terms.iter().any(|t| t.salient));
+    for e in &episodes {
+        let mine: Vec<&Assignment> = assignments
+            .iter()
+            .filter(|a| a.key_event == e.key_event && a.episode_id == e.episode_id)
+            .collect();
+        assert_eq!(mine.len() as u32, e.n_segments, "{e:?}");
+        assert!(mine.len() >= 2, "episodes keep at least 2 segments");
+        let ranks: Vec<u32> = mine.iter().map(|a| a.rank).collect();
+        assert_eq!(ranks, (0..mine.len() as u32).collect::<Vec<_>>());
+        assert!(mine.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+        assert!(!e.keywords.is_empty() && e.source == "clusters");
+    }
+    let segments = block_on(
+        Location::parse(s(&corpus), false)
+            .unwrap()
+            .read_table::<Segment>(),
+    )
+    .unwrap();
+    let keys: HashSet<(&str, u32, u32)> = segments
+        .iter()
+        .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
+        .collect();
+    assert!(assignments.iter().all(|a| keys.contains(&(
+        a.key_event.as_str(),
+        a.doc_id,
+        a.seg_idx
+    ))));
+    // A segment belongs to at most one episode.
+    let assigned: HashSet<(&str, u32, u32)> = assignments
+        .iter()
+        .map(|a| (a.key_event.as_str(), a.doc_id, a.seg_idx))
+        .collect();
+    assert_eq!(assigned.len(), assignments.len());
+
+    // The resolved job and the report sit next to the outputs.
+    let job = epimine::job::Job::from_file(&one.join("job.toml")).unwrap();
+    assert_eq!(job.encoder.model, model);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("run.json")).unwrap()).unwrap();
+    assert_eq!(report["partial"], false);
+    assert_eq!(report["events"].as_array().unwrap().len(), 3);
+    assert!(
+        report["model"]["files"]["model.safetensors"]
+            .as_str()
+            .unwrap()
+            .len()
+            == 64
+    );
+    let stages: Vec<&str> = report["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["statistics", "load", "episodes", "write"]);
+
+    // eval reads the run.
+    let eval = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&one), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&eval).unwrap();
+    assert_eq!(v["events"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn two_processes_write_the_same_bytes() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 20);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let one = dir.path().join("one");
+    epimine_ok(&run_args(s(&corpus), s(&bg), s(&one), &model));
+    let ports: Vec<u16> = (0..2)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let hosts = dir.path().join("hosts.txt");
+    std::fs::write(
+        &hosts,
+        format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
+    )
+    .unwrap();
+    let two = dir.path().join("two");
+    let spawn = |p: &str, out: &Path| {
+        let mut args = run_args(s(&corpus), s(&bg), s(out), &model);
+        args.extend(["-w", "1", "-n", "2", "-p", p, "-h", s(&hosts)]);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .unwrap()
+    };
+    let other = dir.path().join("other");
+    let mut p1 = spawn("1", &other);
+    let mut p0 = spawn("0", &two);
+    assert!(p0.wait().unwrap().success());
+    assert!(p1.wait().unwrap().success());
+    for f in OUTPUTS {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert!(
+        !other.join("episodes.parquet").exists(),
+        "only process 0 writes"
+    );
+}
+
+#[test]
+fn a_failed_event_is_recorded_and_the_others_complete() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 20);
+    // Add an event too small to have salient terms.
+    let loc = Location::parse(s(&corpus), false).unwrap();
+    let mut segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
+    for i in 0..3 {
+        segments.push(Segment {
+            key_event: "zz_tiny_event".into(),
+            theme: None,
+            doc_id: 0,
+            doc_date: None,
+            seg_idx: i,
+            text: format!("A lone sentence number {i}."),
+        });
+    }
+    block_on(loc.write_table(&segments)).unwrap();
+    let out = dir.path().join("out");
+    let result = epimine(&run_args(
+        s(&corpus),
+        s(&corpus.join("background.txt")),
+        s(&out),
+        &tiny_model(),
+    ));
+    assert_eq!(
+        result.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        stdout.contains("2 of 3 events done") && stdout.contains("skipped zz_tiny_event"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(report["partial"], true);
+    let failed: Vec<&serde_json::Value> = report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["key_event"], "zz_tiny_event");
+    assert!(failed[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("no salient terms"));
+    let episodes = block_on(
+        Location::parse(s(&out), false)
+            .unwrap()
+            .read_table::<Episode>(),
+    )
+    .unwrap();
+    let events: HashSet<&str> = episodes.iter().map(|e| e.key_event.as_str()).collect();
+    assert_eq!(events.len(), 2);
+}
+
+#[test]
+fn bad_job_settings_are_clear_errors() {
+    let dir = scratch();
+    let out = epimine(&[
+        "run",
+        "--corpus",
+        "c",
+        "--background",
+        "b",
+        "--out",
+        s(dir.path()),
+        "--set",
+        "episodes.top_artcles=0.3",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("top_artcles"));
+    let out = epimine(&["run", "--background", "b", "--out", s(dir.path())]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no corpus"));
+}
+
+#[test]
+fn the_documented_example_job_is_valid() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/example.toml");
+    let job = epimine::job::Job::from_file(&path).unwrap();
+    job.validate().unwrap();
+    assert_eq!(job.episodes.top_articles, 0.25);
+    assert_eq!(job.terms.expansion, 0.75);
+}
+
+#[test]
+fn kmeans_baseline_gives_k_clusters_and_repeats() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 15);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for out in [&a, &b] {
+        epimine_ok(&[
+            "baseline",
+            "kmeans",
+            "--corpus",
+            s(&corpus),
+            "--out",
+            s(out),
+            "--model",
+            &tiny_model(),
+        ]);
+    }
+    for f in ["episodes.parquet", "assignments.parquet"] {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let loc = Location::parse(s(&corpus), false).unwrap();
+    let gold: Vec<epimine::tables::GoldEpisode> = block_on(loc.read_table()).unwrap();
+    let segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
+    let out = Location::parse(s(&a), false).unwrap();
+    let episodes: Vec<Episode> = block_on(out.read_table()).unwrap();
+    let assignments: Vec<Assignment> = block_on(out.read_table()).unwrap();
+    let mut k: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in &gold {
+        *k.entry(g.key_event.as_str()).or_default() += 1;
+    }
+    for (event, n) in k {
+        assert_eq!(
+            episodes.iter().filter(|e| e.key_event == event).count(),
+            n,
+            "{event}"
+        );
+    }
+    // Every segment is in exactly one cluster.
+    assert_eq!(assignments.len(), segments.len());
+}
+
+#[test]
+fn pairs_without_vectors_equal_the_dataflow() {
+    // The coordinator's group-sense pair count, with no expansion and single-term groups, must
+    // equal the statistics dataflow's.
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 30);
+    let docs: Vec<String> = std::fs::read_to_string(corpus.join("background.txt"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let out = compute(
+        &[Round {
+            corpus: s(&corpus).to_string(),
+            sign: 1,
+        }],
+        &Background::Text(docs),
+        &Cluster::default(),
+    )
+    .unwrap()
+    .unwrap();
+    let segments: Vec<Segment> =
+        block_on(Location::parse(s(&corpus), false).unwrap().read_table()).unwrap();
+    for event in ["synth_event_000", "synth_event_001"] {
+        let rows: Vec<Term> = out
+            .terms
+            .iter()
+            .filter(|t| t.key_event == event)
+            .cloned()
+            .collect();
+        let sets: Vec<HashSet<String>> = segments
+            .iter()
+            .filter(|s| s.key_event == event)
+            .map(|s| epimine::text::distinct_terms(&s.text).into_iter().collect())
+            .collect();
+        let set = build_term_set(&rows, &Default::default(), 0.75, 0.85, &sets);
+        let want: Vec<&Pair> = out.pairs.iter().filter(|p| p.key_event == event).collect();
+        assert_eq!(set.pairs.len(), want.len(), "{event}");
+        for (g, w) in set.pairs.iter().zip(want) {
+            assert_eq!((&g.a, &g.b, g.freq), (&w.a, &w.b, w.freq));
+            assert!(
+                (g.d - w.d).abs() <= 1e-9 * w.d.abs().max(1.0),
+                "{g:?} {w:?}"
+            );
+        }
+        assert_eq!(set.rows, rows, "no vectors: rows unchanged");
+    }
+}
