@@ -32,16 +32,20 @@ pub struct EpisodeParams {
     pub min_segments: usize,
     /// Keywords reported per episode.
     pub keywords: usize,
+    /// Merge candidate episodes that tell the same episode (complete linkage of their vectors,
+    /// cut at μ − σ) before classification — the no-LLM stand-in for the LLM's merging.
+    pub merge: bool,
 }
 
 impl Default for EpisodeParams {
     fn default() -> Self {
         Self {
             top_articles: candidates::DEFAULT_TOP_ARTICLES,
-            prune: PruneRule::MeanPlusStd,
+            prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
             min_segments: 2,
             keywords: 10,
+            merge: true,
         }
     }
 }
@@ -96,7 +100,7 @@ pub struct EventCounts {
     pub top_articles: usize,
     /// Candidate clusters.
     pub clusters: usize,
-    /// Clusters kept after pruning.
+    /// Candidate episodes after pruning (and merging).
     pub kept_clusters: usize,
     /// Episodes in the output.
     pub episodes: usize,
@@ -199,19 +203,10 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
         vector: Vec<f32>,
         keywords: Vec<String>,
     }
-    let mut candidates_out: Vec<Candidate> = Vec::new();
-    for c in (0..n_clusters).filter(|&c| keep[c]) {
-        let mut members: Vec<usize> = chosen
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| labels[*k] == c)
-            .flat_map(|(_, &f)| fragments[f].segments.iter().copied())
-            .collect();
+    let describe = |mut members: Vec<usize>| {
         members.sort_by(|&a, &b| scores[b].score.total_cmp(&scores[a].score).then(a.cmp(&b)));
-        let vectors: Vec<&[f32]> = members
-            .iter()
-            .map(|&s| input.embeddings[s].as_slice())
-            .collect();
+        members.dedup();
+        let vectors: Vec<&[f32]> = members.iter().map(|&s| input.embeddings[s].as_slice()).collect();
         let mut weight: BTreeMap<usize, f64> = BTreeMap::new();
         for &s in &members {
             for &t in &seg_terms[s] {
@@ -220,15 +215,46 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
         }
         let mut ranked: Vec<(usize, f64)> = weight.into_iter().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        candidates_out.push(Candidate {
+        Candidate {
             vector: classify::harmonic_mean_vector(&vectors),
             keywords: ranked
                 .into_iter()
                 .take(params.keywords)
                 .map(|(t, _)| space.terms[t].term.clone())
                 .collect(),
-        });
+        }
+    };
+    let mut groups: Vec<Vec<usize>> = (0..n_clusters)
+        .filter(|&c| keep[c])
+        .map(|c| {
+            chosen
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| labels[*k] == c)
+                .flat_map(|(_, &f)| fragments[f].segments.iter().copied())
+                .collect()
+        })
+        .collect();
+    if params.merge && groups.len() > 2 {
+        // Candidates that tell the same episode: complete linkage of their episode vectors
+        // (cosine distance) cut at μ − σ, the method's own significance rule.
+        let vectors: Vec<Vec<f32>> = groups.iter().map(|g| describe(g.clone()).vector).collect();
+        let mut condensed = Vec::new();
+        for i in 0..vectors.len() {
+            for j in i + 1..vectors.len() {
+                condensed.push(1.0 - termspace::cosine(&vectors[i], &vectors[j]));
+            }
+        }
+        let merged = candidates::cluster(&condensed, vectors.len());
+        let n = merged.iter().copied().max().map_or(0, |m| m + 1);
+        let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (g, label) in groups.into_iter().zip(merged) {
+            joined[label].extend(g);
+        }
+        groups = joined;
     }
+    counts.kept_clusters = groups.len();
+    let candidates_out: Vec<Candidate> = groups.into_iter().map(describe).collect();
 
     // §6: classify every segment.
     let episode_vectors: Vec<Vec<f32>> = candidates_out.iter().map(|c| c.vector.clone()).collect();
