@@ -108,7 +108,7 @@ impl EncoderConfig {
                 return Err(unsupported(format!("position_embedding_type `{kind}`")));
             }
         }
-        if hf.num_attention_heads == 0 || hf.hidden_size % hf.num_attention_heads != 0 {
+        if hf.num_attention_heads == 0 || !hf.hidden_size.is_multiple_of(hf.num_attention_heads) {
             return Err(unsupported(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 hf.hidden_size, hf.num_attention_heads
@@ -249,7 +249,7 @@ impl SentenceConfig {
         if max_seq_length.is_none() && tok_config.is_file() {
             max_seq_length = read_json::<TokenizerConfig>(&tok_config)?
                 .model_max_length
-                .filter(|&n| n >= 1.0 && n < 1e9)
+                .filter(|n| (1.0..1e9).contains(n))
                 .map(|n| n as usize);
         }
         let max_seq_length = max_seq_length.unwrap_or(usize::MAX).min(model.max_tokens());
