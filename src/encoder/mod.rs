@@ -24,6 +24,7 @@ pub mod config;
 pub mod fetch;
 pub mod loader;
 pub mod model;
+pub mod ops;
 pub mod pooling;
 pub mod tokenize;
 
@@ -35,6 +36,7 @@ use burn::tensor::Tensor;
 
 pub use config::{Architecture, EncoderConfig, Pooling, SentenceConfig};
 pub use model::{EncoderInput, EncoderModel};
+pub use ops::EncoderBackend;
 pub use tokenize::TextTokenizer;
 
 /// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
@@ -238,7 +240,7 @@ pub struct Encoder<B: Backend> {
     concurrency: usize,
 }
 
-impl<B: Backend> Encoder<B> {
+impl<B: EncoderBackend> Encoder<B> {
     /// Loads a model folder (`config.json`, `model.safetensors`, `tokenizer.json`, and the
     /// sentence-transformers files when present) onto `device`.
     pub fn load(dir: &Path, device: &B::Device) -> Result<Self, EncoderError> {
