@@ -10,7 +10,9 @@ Tokens: every text's token count after truncation at max_seq_length, special tok
 (padding excluded), the same count on both sides. Each engine runs in its own process (its peak
 resident memory is its own) after one warm-up batch. Prints both and the ratio burn / PyTorch.
 The engines alternate for --rounds rounds and each reports its best round (the machine may be
-shared; the fastest round is the one least disturbed), with the CPU time it used.
+shared; the fastest round is the one least disturbed), with the CPU time it used. PyTorch runs
+each round twice, with OpenMP's default (spinning) and passive wait policies, and keeps the
+faster: spinning threads lose badly on a busy machine.
 Not a test: a measurement.
 """
 
@@ -109,11 +111,14 @@ def main():
             [exe, args.model, texts_file, str(args.batch_size)], env=env, check=True,
             capture_output=True, text=True).stdout))
         print(json.dumps(burn_runs[-1]), flush=True)
-        out = subprocess.run([sys.executable, __file__, "--torch-worker", args.model, texts_file,
-                              str(args.batch_size), str(args.threads)], env=env, check=True,
-                             capture_output=True, text=True).stdout
-        torch_runs.append(json.loads(out.strip().splitlines()[-1]))
-        print(json.dumps(torch_runs[-1]), flush=True)
+        for policy in ("ACTIVE", "PASSIVE"):
+            out = subprocess.run([sys.executable, __file__, "--torch-worker", args.model,
+                                  texts_file, str(args.batch_size), str(args.threads)],
+                                 env=dict(env, OMP_WAIT_POLICY=policy), check=True,
+                                 capture_output=True, text=True).stdout
+            torch_runs.append(dict(json.loads(out.strip().splitlines()[-1]),
+                                   omp_wait_policy=policy))
+            print(json.dumps(torch_runs[-1]), flush=True)
     print(f"load average after: {os.getloadavg()}", flush=True)
     os.remove(texts_file)
     burn = max(burn_runs, key=lambda r: r["tokens_per_s"])
