@@ -13,6 +13,10 @@
 //!
 //! Activations stay two-dimensional, `[batch · seq, hidden]`, between layers, so every linear layer
 //! is one large matrix product (burn's `Linear` on a 3-D input runs one small product per sequence).
+//! Attention is Hugging Face's eager attention, `softmax(q kᵀ/√d + bias) v` with the padding mask
+//! as an additive bias of `f32::MIN`: the products run on strided views of the projections (no
+//! head-splitting copies), and the scale, bias and softmax are one backend operation
+//! ([`EncoderBackend::attention_probs`]), as is GELU ([`EncoderBackend::gelu_exact`]).
 
 use burn::module::Module;
 use burn::nn::{
