@@ -187,14 +187,14 @@ pub fn exp_f32(x: f32) -> f32 {
     const MAX_ARG: f32 = 88.722_83;
     // 1.5·2²³: adding it rounds to an integer, which then sits in the low mantissa bits.
     const ROUND: f32 = 12_582_912.0;
-    let xc = x.max(MIN_ARG).min(MAX_ARG);
+    let xc = x.clamp(MIN_ARG, MAX_ARG);
     let t = xc * LOG2_E + ROUND;
     let n = t - ROUND;
     let r = xc - n * LN2_HI - n * LN2_LO;
     let p = ((((1.987_569_2e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
         + 1.666_666_5e-1)
         * r
-        + 5.000_000_1e-1;
+        + 0.5;
     let y = p * (r * r) + r + 1.0;
     // n in [-126, 128] as an integer, from t's bits; 2^n = 2^(n/2) · 2^(n - n/2) keeps both
     // factors' exponents in range.
