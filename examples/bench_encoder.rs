@@ -17,6 +17,23 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// CPU time (user + system, all threads) of this process so far, in seconds (Linux
+/// `/proc/self/stat`, in USER_HZ = 100 ticks a second).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words = args.iter().any(|a| a == "--words");
@@ -36,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Warm-up: one batch.
     enc.sentence_embeddings(&texts[..batch.min(texts.len())])?;
     let start = Instant::now();
+    let cpu_start = cpu_seconds();
     if words {
         let table = enc.word_vectors(&texts, enc.last_layer())?;
         eprintln!("{} words", table.len());
@@ -44,11 +62,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(v.len(), texts.len());
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_start;
     println!(
-        "{{\"engine\":\"burn-flex\",\"texts\":{},\"tokens\":{},\"seconds\":{:.3},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"}}",
+        "{{\"engine\":\"burn-flex\",\"texts\":{},\"tokens\":{},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"}}",
         texts.len(),
         tokens,
         seconds,
+        cpu,
         tokens as f64 / seconds,
         peak_rss_mib().unwrap_or(f64::NAN),
         std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into()),

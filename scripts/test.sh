@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): format and lint checks, then every test, with a
-# real S3-protocol server on 127.0.0.1 for the s3:// backend. Needs only cargo, python3 and curl;
-# the S3 server is installed from PyPI into target/ on first use.
+# real S3-protocol server on 127.0.0.1 for the s3:// backend, the real all-MiniLM-L6-v2 fetched
+# into the model cache for its parity test, and a build of the CUDA feature. Needs only cargo,
+# python3 and curl, and the network for the S3 server and the model on first use (the S3 server
+# is installed from PyPI into target/; the model goes to $EPIMINE_MODELS or
+# ~/.cache/epimine/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
@@ -17,7 +20,16 @@ trap 'scripts/s3-server.sh stop' EXIT
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
+echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
+cargo run --quiet -- models fetch
+export EPIMINE_REQUIRE_MINILM=1
+
 echo "== cargo test"
 cargo test --all-targets
 cargo test --doc
+
+# The CUDA build needs no download and no CUDA toolkit (burn 0.21: cubecl 0.10 loads libcuda
+# at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small.
+echo "== cargo build --features cuda"
+CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins
 echo "== tests done in $(( $(date +%s) - start )) s"

@@ -187,14 +187,16 @@ impl Location {
             location: path.to_string(),
             reason: reason.to_string(),
         };
-        let trimmed = path.trim_end_matches('/');
-        let (folder, name) = match trimmed.rsplit_once('/') {
+        if path.ends_with('/') {
+            return Err(bad("no file name"));
+        }
+        let (folder, name) = match path.rsplit_once('/') {
             // `file:///x.parquet`: the folder is the root.
             Some(("file://", name)) => ("file:///".to_string(), name),
             // `s3://x.parquet`: no bucket.
             Some((folder, _)) if folder.ends_with(":/") => return Err(bad("no bucket")),
             Some((folder, name)) => (folder.to_string(), name),
-            None => (".".to_string(), trimmed),
+            None => (".".to_string(), path),
         };
         if name.is_empty() || name == "." || name == ".." {
             return Err(bad("no file name"));

@@ -202,3 +202,23 @@ fn encode_reports_a_missing_model() {
     assert!(err.contains("nope/config.json"), "{err}");
     assert!(!dir.path().join("o.parquet").exists());
 }
+
+/// One file's path or URL splits into its folder's location and its name.
+#[test]
+fn file_locations_split_into_folder_and_name() {
+    let dir = scratch();
+    let nested = dir.path().join("a/b/out.parquet");
+    let (loc, name) = Location::parse_file(s(&nested), true).unwrap();
+    assert_eq!(name, "out.parquet");
+    assert!(dir.path().join("a/b").is_dir(), "the folder is created");
+    assert_eq!(loc.display(), s(&dir.path().join("a/b")));
+    let (loc, name) = Location::parse_file("x.parquet", false).unwrap();
+    assert_eq!((loc.display(), name.as_str()), (".", "x.parquet"));
+    let url = format!("file://{}", s(&nested));
+    let (loc, name) = Location::parse_file(&url, false).unwrap();
+    assert_eq!(name, "out.parquet");
+    assert_eq!(loc.kind(), epimine::storage::StoreKind::Local);
+    for bad in ["s3://only-a-bucket.parquet", "dir/", "a/.."] {
+        assert!(Location::parse_file(bad, false).is_err(), "{bad}");
+    }
+}

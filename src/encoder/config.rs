@@ -108,7 +108,7 @@ impl EncoderConfig {
                 return Err(unsupported(format!("position_embedding_type `{kind}`")));
             }
         }
-        if hf.num_attention_heads == 0 || hf.hidden_size % hf.num_attention_heads != 0 {
+        if hf.num_attention_heads == 0 || !hf.hidden_size.is_multiple_of(hf.num_attention_heads) {
             return Err(unsupported(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 hf.hidden_size, hf.num_attention_heads
@@ -249,7 +249,7 @@ impl SentenceConfig {
         if max_seq_length.is_none() && tok_config.is_file() {
             max_seq_length = read_json::<TokenizerConfig>(&tok_config)?
                 .model_max_length
-                .filter(|&n| n >= 1.0 && n < 1e9)
+                .filter(|n| (1.0..1e9).contains(n))
                 .map(|n| n as usize);
         }
         let max_seq_length = max_seq_length.unwrap_or(usize::MAX).min(model.max_tokens());
@@ -297,5 +297,112 @@ impl SentenceConfig {
             ["max"] => Ok(Pooling::Max),
             other => Err(unsupported(&other.join("+"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    const BERT: &str = r#"{"model_type": "bert", "vocab_size": 10, "hidden_size": 8,
+        "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 16,
+        "max_position_embeddings": 64, "type_vocab_size": 2}"#;
+
+    #[test]
+    fn bert_defaults_to_its_own_layer_norm_epsilon() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "config.json", BERT);
+        let c = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap();
+        assert_eq!(c.architecture, Architecture::Bert);
+        assert_eq!(c.layer_norm_eps, 1e-12);
+        assert_eq!(c.max_tokens(), 64);
+    }
+
+    #[test]
+    fn unsupported_models_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "config.json",
+            &BERT.replace("\"bert\"", "\"roberta\""),
+        );
+        let err = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap_err();
+        assert!(err.to_string().contains("model_type `roberta`"), "{err}");
+        write(
+            dir.path(),
+            "config.json",
+            &BERT.replace(
+                "\"type_vocab_size\"",
+                "\"hidden_act\": \"relu\", \"type_vocab_size\"",
+            ),
+        );
+        let err = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap_err();
+        assert!(err.to_string().contains("hidden_act `relu`"), "{err}");
+    }
+
+    #[test]
+    fn sentence_settings_from_either_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "config.json", BERT);
+        let model = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap();
+        // A plain Hugging Face folder: mean pooling, no normalisation, the position limit.
+        let s = SentenceConfig::from_dir(dir.path(), &model).unwrap();
+        assert_eq!(
+            (s.max_seq_length, s.pooling, s.normalize),
+            (64, Pooling::Mean, false)
+        );
+        // sentence-transformers 2.x layout.
+        write(
+            dir.path(),
+            "modules.json",
+            r#"[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+                {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+                {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}]"#,
+        );
+        write(
+            dir.path(),
+            "sentence_bert_config.json",
+            r#"{"max_seq_length": 32}"#,
+        );
+        write(
+            dir.path(),
+            "1_Pooling/config.json",
+            r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#,
+        );
+        let s = SentenceConfig::from_dir(dir.path(), &model).unwrap();
+        assert_eq!(
+            (s.max_seq_length, s.pooling, s.normalize),
+            (32, Pooling::Cls, true)
+        );
+        // sentence-transformers 5+ layout: the limit is the tokenizer's, capped by positions.
+        std::fs::remove_file(dir.path().join("sentence_bert_config.json")).unwrap();
+        write(
+            dir.path(),
+            "tokenizer_config.json",
+            r#"{"model_max_length": 512}"#,
+        );
+        write(
+            dir.path(),
+            "1_Pooling/config.json",
+            r#"{"pooling_mode": "max"}"#,
+        );
+        let s = SentenceConfig::from_dir(dir.path(), &model).unwrap();
+        assert_eq!((s.max_seq_length, s.pooling), (64, Pooling::Max));
+        write(
+            dir.path(),
+            "1_Pooling/config.json",
+            r#"{"pooling_mode": "lasttoken"}"#,
+        );
+        let err = SentenceConfig::from_dir(dir.path(), &model).unwrap_err();
+        assert!(
+            err.to_string().contains("pooling mode `lasttoken`"),
+            "{err}"
+        );
     }
 }

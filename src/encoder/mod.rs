@@ -24,6 +24,7 @@ pub mod config;
 pub mod fetch;
 pub mod loader;
 pub mod model;
+pub mod ops;
 pub mod pooling;
 pub mod tokenize;
 
@@ -35,6 +36,7 @@ use burn::tensor::Tensor;
 
 pub use config::{Architecture, EncoderConfig, Pooling, SentenceConfig};
 pub use model::{EncoderInput, EncoderModel};
+pub use ops::EncoderBackend;
 pub use tokenize::TextTokenizer;
 
 /// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
@@ -47,6 +49,16 @@ pub type DefaultBackend = burn::backend::Cuda;
 /// The default device of [`DefaultBackend`].
 pub fn default_device() -> burn::tensor::Device<DefaultBackend> {
     Default::default()
+}
+
+/// Batches in flight at once by default: one per thread of rayon's pool on the CPU backend
+/// (`RAYON_NUM_THREADS`, else one per core), one on CUDA.
+pub fn default_concurrency() -> usize {
+    if cfg!(feature = "cuda") {
+        1
+    } else {
+        rayon::current_num_threads()
+    }
 }
 
 /// Sequences per forward pass, unless told otherwise (sentence-transformers' default).
@@ -225,9 +237,10 @@ pub struct Encoder<B: Backend> {
     tokenizer: TextTokenizer,
     device: B::Device,
     batch_size: usize,
+    concurrency: usize,
 }
 
-impl<B: Backend> Encoder<B> {
+impl<B: EncoderBackend> Encoder<B> {
     /// Loads a model folder (`config.json`, `model.safetensors`, `tokenizer.json`, and the
     /// sentence-transformers files when present) onto `device`.
     pub fn load(dir: &Path, device: &B::Device) -> Result<Self, EncoderError> {
@@ -244,12 +257,19 @@ impl<B: Backend> Encoder<B> {
             tokenizer,
             device: device.clone(),
             batch_size: DEFAULT_BATCH_SIZE,
+            concurrency: default_concurrency(),
         })
     }
 
     /// Sets the number of sequences per forward pass (at least 1).
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size.max(1);
+        self
+    }
+
+    /// Sets how many batches run at once (at least 1); see [`default_concurrency`].
+    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
         self
     }
 
@@ -279,22 +299,41 @@ impl<B: Backend> Encoder<B> {
     }
 
     /// Runs `sequences` through the model, longest first, `batch_size` at a time, and hands
-    /// each batch's sequence indices, input and hidden states (of `layers`) to `each`.
-    fn run(
+    /// each batch's sequence indices and the host values `work` makes of its input and hidden
+    /// states (of `layers`) to `each`, in batch order.
+    ///
+    /// Up to `concurrency` batches run at once (on rayon's pool): burn-flex runs matrix products
+    /// on every thread but element-wise operations, softmax-free parts of attention and copies on
+    /// one, so independent batches side by side keep every core busy. Results are the same as
+    /// one at a time.
+    fn run<T: Send>(
         &self,
         sequences: &[Vec<u32>],
         layers: &[usize],
-        mut each: impl FnMut(&[usize], &EncoderInput<B>, Vec<Tensor<B, 3>>),
+        work: impl Fn(&EncoderInput<B>, Vec<Tensor<B, 3>>) -> T + Sync,
+        mut each: impl FnMut(&[usize], T),
     ) {
         let mut order: Vec<usize> = (0..sequences.len())
             .filter(|&i| !sequences[i].is_empty())
             .collect();
         order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
-        for batch in order.chunks(self.batch_size) {
+        let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+        let forward = |batch: &[usize]| {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| sequences[i].as_slice()).collect();
             let input = EncoderInput::new(&self.config, &seqs, &self.device);
             let hidden = self.model.forward(&input, layers);
-            each(batch, &input, hidden);
+            work(&input, hidden)
+        };
+        for wave in batches.chunks(self.concurrency) {
+            let results: Vec<T> = if wave.len() == 1 {
+                vec![forward(wave[0])]
+            } else {
+                use rayon::prelude::*;
+                wave.par_iter().map(|b| forward(b)).collect()
+            };
+            for (batch, result) in wave.iter().zip(results) {
+                each(batch, result);
+            }
         }
     }
 
@@ -326,13 +365,17 @@ impl<B: Backend> Encoder<B> {
         let dim = self.dim();
         let mut data = vec![0.0f32; texts.len() * dim];
         let last = self.last_layer();
-        self.run(&sequences, &[last], |batch, input, mut hidden| {
-            let pooled = self.pool(hidden.remove(0), input);
-            let values = tensor_values(pooled.into_data());
-            for (row, &i) in batch.iter().enumerate() {
-                data[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
-            }
-        });
+        self.run(
+            &sequences,
+            &[last],
+            |input, mut hidden| tensor_values(self.pool(hidden.remove(0), input).into_data()),
+            |batch, values| {
+                for (row, &i) in batch.iter().enumerate() {
+                    data[i * dim..(i + 1) * dim]
+                        .copy_from_slice(&values[row * dim..(row + 1) * dim]);
+                }
+            },
+        );
         Ok(Vectors { dim, data })
     }
 
@@ -372,9 +415,12 @@ impl<B: Backend> Encoder<B> {
                 seq.clear();
             }
         }
-        self.run(&sequences, &[layer], |batch, _, mut hidden| {
-            collect_words(&mut sums, batch, &occurrences, hidden.remove(0));
-        });
+        self.run(
+            &sequences,
+            &[layer],
+            |_, mut hidden| host_block(hidden.remove(0)),
+            |batch, block| collect_words(&mut sums, batch, &occurrences, &block),
+        );
         Ok(sums.finish())
     }
 
@@ -424,15 +470,22 @@ impl<B: Backend> Encoder<B> {
         let dim = self.dim();
         let mut data = vec![0.0f32; texts.len() * dim];
         let last = self.last_layer();
-        self.run(&sequences, &[last, layer], |batch, input, mut hidden| {
-            let words_layer = hidden.pop().expect("two layers asked");
-            let pooled = self.pool(hidden.pop().expect("two layers asked"), input);
-            let values = tensor_values(pooled.into_data());
-            for (row, &i) in batch.iter().enumerate() {
-                data[i * dim..(i + 1) * dim].copy_from_slice(&values[row * dim..(row + 1) * dim]);
-            }
-            collect_words(&mut sums, batch, &occurrences, words_layer);
-        });
+        self.run(
+            &sequences,
+            &[last, layer],
+            |input, mut hidden| {
+                let words_layer = host_block(hidden.pop().expect("two layers asked"));
+                let pooled = self.pool(hidden.pop().expect("two layers asked"), input);
+                (tensor_values(pooled.into_data()), words_layer)
+            },
+            |batch, (values, block)| {
+                for (row, &i) in batch.iter().enumerate() {
+                    data[i * dim..(i + 1) * dim]
+                        .copy_from_slice(&values[row * dim..(row + 1) * dim]);
+                }
+                collect_words(&mut sums, batch, &occurrences, &block);
+            },
+        );
         Ok((Vectors { dim, data }, sums.finish()))
     }
 }
@@ -444,16 +497,28 @@ fn tensor_values(data: burn::tensor::TensorData) -> Vec<f32> {
         .expect("converted to f32")
 }
 
-/// Adds the occurrences of every sequence of a batch, reading the batch's `[batch, seq, dim]`
-/// hidden states on the host.
-fn collect_words<B: Backend>(
+/// A batch's hidden states on the host: `[batch, seq, dim]` values and `seq`.
+struct HostBlock {
+    seq: usize,
+    values: Vec<f32>,
+}
+
+fn host_block<B: Backend>(hidden: Tensor<B, 3>) -> HostBlock {
+    let [_, seq, _] = hidden.dims();
+    HostBlock {
+        seq,
+        values: tensor_values(hidden.into_data()),
+    }
+}
+
+/// Adds the occurrences of every sequence of a batch.
+fn collect_words(
     sums: &mut WordSums,
     batch: &[usize],
     occurrences: &[Vec<Occurrence>],
-    hidden: Tensor<B, 3>,
+    block: &HostBlock,
 ) {
-    let [_, seq, dim] = hidden.dims();
-    let values = tensor_values(hidden.into_data());
+    let (seq, dim, values) = (block.seq, sums.dim, &block.values);
     for (row, &i) in batch.iter().enumerate() {
         let block = &values[row * seq * dim..(row + 1) * seq * dim];
         for &occ in &occurrences[i] {

@@ -13,17 +13,20 @@
 //!
 //! Activations stay two-dimensional, `[batch · seq, hidden]`, between layers, so every linear layer
 //! is one large matrix product (burn's `Linear` on a 3-D input runs one small product per sequence).
+//! Attention is Hugging Face's eager attention, `softmax(q kᵀ/√d + bias) v` with the padding mask
+//! as an additive bias of `f32::MIN`: the products run on strided views of the projections (no
+//! head-splitting copies), and the scale, bias and softmax are one backend operation
+//! ([`EncoderBackend::attention_probs`]), as is GELU ([`EncoderBackend::gelu_exact`]).
 
 use burn::module::Module;
 use burn::nn::{
     Embedding, EmbeddingConfig, Initializer, LayerNorm, LayerNormConfig, Linear, LinearConfig,
 };
 use burn::tensor::backend::Backend;
-use burn::tensor::module::attention;
-use burn::tensor::ops::AttentionModuleOptions;
-use burn::tensor::{activation, Bool, Int, Tensor, TensorData};
+use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use super::config::{Architecture, EncoderConfig};
+use super::ops::EncoderBackend;
 
 /// Largest relative distance MPNet's bucketing tells apart (Hugging Face's `max_distance`).
 const MPNET_MAX_DISTANCE: f64 = 128.0;
@@ -90,12 +93,16 @@ pub struct EncoderInput<B: Backend> {
     pub position_ids: Tensor<B, 2, Int>,
     /// `true` at padding, `[batch, seq]`.
     pub padding: Tensor<B, 2, Bool>,
+    /// Additive attention mask, `[batch, heads, seq, seq]`: 0 for a real key, `f32::MIN` for a
+    /// padding key (Hugging Face's `(1 - mask) · finfo.min`), the same for every head and query.
+    pub key_bias: Tensor<B, 4>,
 }
 
 impl<B: Backend> EncoderInput<B> {
     /// Pads `sequences` (token ids, special tokens included) to the longest one and numbers their
     /// positions the way `config`'s architecture does.
     pub fn new(config: &EncoderConfig, sequences: &[&[u32]], device: &B::Device) -> Self {
+        let heads = config.num_heads;
         let batch = sequences.len();
         let seq = sequences.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
         let offset = config.position_offset() as i64;
@@ -119,10 +126,26 @@ impl<B: Backend> EncoderInput<B> {
                 }
             }
         }
+        // Built whole on the host: adding a same-shape tensor is one vectorised pass per layer,
+        // a broadcast one is not.
+        let mut key_bias = Vec::with_capacity(batch * heads * seq * seq);
+        for b in 0..batch {
+            let row: Vec<f32> = padding[b * seq..(b + 1) * seq]
+                .iter()
+                .map(|&pad| if pad { f32::MIN } else { 0.0 })
+                .collect();
+            for _ in 0..heads * seq {
+                key_bias.extend_from_slice(&row);
+            }
+        }
         Self {
             input_ids: Tensor::from_data(TensorData::new(ids, [batch, seq]), device),
             position_ids: Tensor::from_data(TensorData::new(positions, [batch, seq]), device),
             padding: Tensor::from_data(TensorData::new(padding, [batch, seq]), device),
+            key_bias: Tensor::from_data(
+                TensorData::new(key_bias, [batch, heads, seq, seq]),
+                device,
+            ),
         }
     }
 }
@@ -210,7 +233,7 @@ pub fn relative_position_bucket(relative_position: i64, num_buckets: usize) -> u
     bucket as usize
 }
 
-impl<B: Backend> EncoderModel<B> {
+impl<B: EncoderBackend> EncoderModel<B> {
     /// Number of transformer layers.
     pub fn num_layers(&self) -> usize {
         self.layers.len()
@@ -243,17 +266,13 @@ impl<B: Backend> EncoderModel<B> {
         let hidden = x.dims()[2];
         let mut x: Tensor<B, 2> = e.layer_norm.forward(x).reshape([batch * seq, hidden]);
 
-        // `true` where the key is padding, broadcast over heads and queries.
+        // The additive attention bias of every layer: the padding mask, plus MPNet's relative
+        // position bias.
         let heads = self.num_heads;
-        let mask = input
-            .padding
-            .clone()
-            .reshape([batch, 1, 1, seq])
-            .expand([batch, heads, seq, seq]);
-        let bias = self
-            .relative_attention_bias
-            .as_ref()
-            .map(|table| self.position_bias(table, seq, &device));
+        let bias = match &self.relative_attention_bias {
+            Some(table) => input.key_bias.clone() + self.position_bias(table, seq, &device),
+            None => input.key_bias.clone(),
+        };
 
         let mut out = vec![None; layers.len()];
         let mut keep = |depth: usize, x: &Tensor<B, 2>| {
@@ -265,7 +284,7 @@ impl<B: Backend> EncoderModel<B> {
         };
         keep(0, &x);
         for (i, layer) in self.layers.iter().take(deepest).enumerate() {
-            x = layer.forward(x, batch, seq, heads, mask.clone(), bias.clone());
+            x = layer.forward(x, batch, seq, heads, bias.clone());
             keep(i + 1, &x);
         }
         out.into_iter()
@@ -288,32 +307,35 @@ impl<B: Backend> EncoderModel<B> {
     }
 }
 
-impl<B: Backend> EncoderLayer<B> {
-    /// Shapes: `x` `[batch · seq, hidden]`, `mask` `[batch, heads, seq, seq]` (`true` = padding
-    /// key), `bias` `[1, heads, seq, seq]`; result `[batch · seq, hidden]`.
+impl<B: EncoderBackend> EncoderLayer<B> {
+    /// Shapes: `x` `[batch · seq, hidden]`, `bias` `[batch, heads, seq, seq]` (added to the
+    /// attention scores); result `[batch · seq, hidden]`.
     fn forward(
         &self,
         x: Tensor<B, 2>,
         batch: usize,
         seq: usize,
         heads: usize,
-        mask: Tensor<B, 4, Bool>,
-        bias: Option<Tensor<B, 4>>,
+        bias: Tensor<B, 4>,
     ) -> Tensor<B, 2> {
         let hidden = x.dims()[1];
         let head_dim = hidden / heads;
+        // [batch · seq, hidden] -> [batch, heads, seq, head_dim], a strided view (no copy).
         let split = |t: Tensor<B, 2>| t.reshape([batch, seq, heads, head_dim]).swap_dims(1, 2);
         let a = &self.attention;
         let q = split(linear2d(&a.query, x.clone()));
         let k = split(linear2d(&a.key, x.clone()));
         let v = split(linear2d(&a.value, x.clone()));
-        let context = attention(q, k, v, Some(mask), bias, AttentionModuleOptions::default())
+        // softmax(q kᵀ / √d + bias) v, as Hugging Face's eager attention.
+        let scale = 1.0 / (head_dim as f32).sqrt();
+        let context = B::attention_probs(q.matmul(k.swap_dims(2, 3)), scale, bias)
+            .matmul(v)
             .swap_dims(1, 2)
             .reshape([batch * seq, hidden]);
         let x = self
             .attention_norm
             .forward(linear2d(&a.output, context) + x);
-        let h = activation::gelu(linear2d(&self.intermediate, x.clone()));
+        let h = B::gelu_exact(linear2d(&self.intermediate, x.clone()));
         self.output_norm.forward(linear2d(&self.output, h) + x)
     }
 }

@@ -39,3 +39,61 @@ pub fn l2_normalize<B: Backend>(x: Tensor<B, 2>) -> Tensor<B, 2> {
     let norm = x.clone().powi_scalar(2).sum_dim(1).sqrt().clamp_min(1e-12);
     x / norm
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::Flex;
+    use burn::tensor::TensorData;
+
+    fn hidden() -> (Tensor<Flex, 3>, Tensor<Flex, 2, Bool>) {
+        let device = Default::default();
+        // Two sequences of three tokens, width 2; the second has one padding token.
+        let h = Tensor::from_data(
+            TensorData::new(
+                vec![
+                    1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 10.0, 0.0, 20.0, -2.0, 99.0, 99.0,
+                ],
+                [2, 3, 2],
+            ),
+            &device,
+        );
+        let pad = Tensor::from_data(
+            TensorData::new(vec![false, false, false, false, false, true], [2, 3]),
+            &device,
+        );
+        (h, pad)
+    }
+
+    fn values(t: Tensor<Flex, 2>) -> Vec<f32> {
+        t.into_data().into_vec::<f32>().unwrap()
+    }
+
+    #[test]
+    fn mean_pool_skips_padding() {
+        let (h, pad) = hidden();
+        assert_eq!(values(mean_pool(h, pad)), vec![3.0, 4.0, 15.0, -1.0]);
+    }
+
+    #[test]
+    fn cls_pool_takes_the_first_token() {
+        let (h, _) = hidden();
+        assert_eq!(values(cls_pool(h)), vec![1.0, 2.0, 10.0, 0.0]);
+    }
+
+    #[test]
+    fn max_pool_skips_padding() {
+        let (h, pad) = hidden();
+        assert_eq!(values(max_pool(h, pad)), vec![5.0, 6.0, 20.0, 0.0]);
+    }
+
+    #[test]
+    fn l2_normalize_makes_unit_rows() {
+        let device = Default::default();
+        let x: Tensor<Flex, 2> = Tensor::from_data(
+            TensorData::new(vec![3.0f32, 4.0, 0.0, 0.0], [2, 2]),
+            &device,
+        );
+        assert_eq!(values(l2_normalize(x)), vec![0.6, 0.8, 0.0, 0.0]);
+    }
+}
