@@ -156,7 +156,6 @@ pub struct Job {
     pub cluster: ClusterConfig,
 }
 
-
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
 /// strings as TOML, anything else as a plain string.
 fn set_value(text: &str) -> toml::Value {

@@ -206,7 +206,10 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
     let describe = |mut members: Vec<usize>| {
         members.sort_by(|&a, &b| scores[b].score.total_cmp(&scores[a].score).then(a.cmp(&b)));
         members.dedup();
-        let vectors: Vec<&[f32]> = members.iter().map(|&s| input.embeddings[s].as_slice()).collect();
+        let vectors: Vec<&[f32]> = members
+            .iter()
+            .map(|&s| input.embeddings[s].as_slice())
+            .collect();
         let mut weight: BTreeMap<usize, f64> = BTreeMap::new();
         for &s in &members {
             for &t in &seg_terms[s] {
