@@ -92,43 +92,6 @@ impl Default for TermConfig {
     }
 }
 
-/// The timely layout section.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClusterConfig {
-    /// Worker threads per process.
-    pub workers: usize,
-    /// Processes.
-    pub processes: usize,
-    /// This process's index.
-    pub process: usize,
-    /// Hostfile (`host:port` a line).
-    pub hostfile: Option<String>,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        Self {
-            workers: 1,
-            processes: 1,
-            process: 0,
-            hostfile: None,
-        }
-    }
-}
-
-impl ClusterConfig {
-    /// The timely layout.
-    pub fn cluster(&self) -> Cluster {
-        Cluster {
-            workers: self.workers,
-            processes: self.processes,
-            process: self.process,
-            hostfile: self.hostfile.clone(),
-        }
-    }
-}
-
 /// A whole job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,7 +116,7 @@ pub struct Job {
     pub episodes: EpisodeParams,
     /// Timely layout.
     #[serde(default)]
-    pub cluster: ClusterConfig,
+    pub cluster: Cluster,
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted

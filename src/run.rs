@@ -176,7 +176,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             sign: 1,
         }],
         &bg,
-        &job.cluster.cluster(),
+        &job.cluster,
     )?;
     let Some(output) = output else {
         return Ok(None);

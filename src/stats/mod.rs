@@ -46,8 +46,9 @@ pub enum StatsError {
     NoEncoder,
 }
 
-/// How the timely workers are laid out (the usual timely flags).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the timely workers are laid out (the usual timely flags; a job's `[cluster]` section).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct Cluster {
     /// Worker threads per process (`-w`).
     pub workers: usize,
