@@ -222,3 +222,49 @@ fn file_locations_split_into_folder_and_name() {
         assert!(Location::parse_file(bad, false).is_err(), "{bad}");
     }
 }
+
+/// Without `--model`, `encode` uses the cached default model (`$EPIMINE_MODELS`), and says how
+/// to get it when it is not there.
+#[test]
+fn encode_defaults_to_the_cached_model() {
+    let dir = scratch();
+    let cache = dir.path().join("models");
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "first line\nsecond line\n").unwrap();
+    let out = dir.path().join("o.parquet");
+    let run = |cache: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args(["encode", "--input", s(&input), "--out", s(&out)])
+            .env("EPIMINE_MODELS", cache)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let missing = run(&cache);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("epimine models fetch"), "{err}");
+    // A model in the cache under the default name (here the tiny BERT).
+    let model = cache.join("all-MiniLM-L6-v2");
+    std::fs::create_dir_all(model.join("1_Pooling")).unwrap();
+    let src = tiny("tiny-bert");
+    for f in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "modules.json",
+        "sentence_bert_config.json",
+        "tokenizer_config.json",
+        "1_Pooling/config.json",
+    ] {
+        std::fs::copy(src.join(f), model.join(f)).unwrap();
+    }
+    let ok = run(&cache);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let batches = read(s(&out), &tables::sentence_embeddings_schema(32));
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+}
