@@ -257,7 +257,20 @@ fn import_and_eval_through_every_backend() {
     let (_dir, roots) = roots("cli");
     let local = scratch();
     let reference = local.path().join("ref");
-    epimine_ok(&["demo", "--out", s(&reference)]);
+    block_on(async {
+        let d = Location::parse(s(&reference.join("dataset")), true).unwrap();
+        epimine::demo::write_example_dataset(&d).await.unwrap();
+        let (episodes, assignments) = epimine::demo::example_run();
+        let r = Location::parse(s(&reference.join("run")), true).unwrap();
+        r.write_table(&episodes).await.unwrap();
+        r.write_table(&assignments).await.unwrap();
+    });
+    epimine_ok(&[
+        "import",
+        s(&reference.join("dataset")),
+        "--out",
+        s(&reference.join("corpus")),
+    ]);
     let expected = epimine_ok(&[
         "eval",
         "--corpus",
