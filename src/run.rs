@@ -271,7 +271,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     let started = Instant::now();
     let (episodes_rows, assignments, fragments, terms, pairs) = all;
     let partial = statuses.iter().any(|s| s.status != "ok");
-    let report = RunReport {
+    let mut report = RunReport {
         epimine_version: env!("CARGO_PKG_VERSION"),
         job: job.clone(),
         model: Some(ModelInfo {
@@ -294,7 +294,6 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         Ok::<_, StorageError>(())
     })?;
     timed("write", started);
-    let mut report = report;
     report.stages = stages;
     let json = serde_json::to_string_pretty(&report).expect("reports serialize");
     runtime.block_on(out.put("run.json", json.into_bytes().into()))?;

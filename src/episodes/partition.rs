@@ -58,7 +58,8 @@ pub fn score_segments(space: &TermSpace, segment_terms: &[Vec<usize>]) -> Vec<Se
         .collect()
 }
 
-/// Which segments are salient: score ≥ μ − σ of all segment scores of the event.
+/// Which segments are salient: score ≥ μ − σ of all segment scores of the event. A segment
+/// without salient terms (score 0) never is: it has nothing to partition on.
 pub fn salient_segments(scores: &[SegmentScore]) -> Vec<bool> {
     let values: Vec<f64> = scores.iter().map(|s| s.score).collect();
     let bound = lower_bound(&values);
