@@ -74,15 +74,19 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
             m.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             episodes.push(Episode {
                 key_event: event.to_string(),
+                trial: 0,
                 episode_id: c as u32,
                 title: format!("k-means cluster {c}"),
+                title_fields: Vec::new(),
                 keywords: Vec::new(),
+                example_sentences: Vec::new(),
                 n_segments: m.len() as u32,
                 source: "kmeans".into(),
             });
             for (rank, (d, i)) in m.into_iter().enumerate() {
                 assignments.push(Assignment {
                     key_event: event.to_string(),
+                    trial: 0,
                     episode_id: c as u32,
                     doc_id: segs[i].doc_id,
                     seg_idx: segs[i].seg_idx,

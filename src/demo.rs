@@ -264,15 +264,19 @@ pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
             let episode_id = episode_id as u32;
             episodes.push(Episode {
                 key_event: key_event.to_string(),
+                trial: 0,
                 episode_id,
                 title: title.to_string(),
+                title_fields: Vec::new(),
                 keywords: keywords.iter().map(|k| k.to_string()).collect(),
+                example_sentences: Vec::new(),
                 n_segments: segs.len() as u32,
                 source: "clusters".into(),
             });
             for (rank, &(doc_id, seg_idx)) in segs.iter().enumerate() {
                 assignments.push(Assignment {
                     key_event: key_event.to_string(),
+                    trial: 0,
                     episode_id,
                     doc_id,
                     seg_idx,

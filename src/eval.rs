@@ -58,18 +58,20 @@ pub struct EventScore {
     pub key_event: String,
     /// Its theme.
     pub theme: Option<String>,
-    /// k-precision in [0, 1].
+    /// k-precision in [0, 1] (the mean over trials).
     pub k_prec: f64,
-    /// k-recall in [0, 1].
+    /// k-recall in [0, 1] (the mean over trials).
     pub k_recall: f64,
-    /// k-F1 in [0, 1].
+    /// k-F1 in [0, 1] (the mean over trials).
     pub k_f1: f64,
-    /// Detected episodes with at least k segments.
+    /// Detected episodes with at least k segments (summed over trials).
     pub counted: usize,
-    /// Gold episodes hit.
+    /// Gold episodes hit (summed over trials).
     pub hits: usize,
     /// Gold episodes described (N).
     pub gold: usize,
+    /// Estimation trials in the run (the `trial` column; 1 without an LLM).
+    pub trials: usize,
 }
 
 /// A theme's mean scores.
@@ -187,8 +189,9 @@ pub fn evaluate(
             .or_default()
             .insert((l.doc_id, l.seg_idx), l.label.as_str());
     }
-    // event -> episode -> [(rank, doc_id, seg_idx)]
-    let mut detected: HashMap<&str, BTreeMap<u32, Vec<RankedSegment>>> = HashMap::new();
+    // event -> (trial, episode) -> [(rank, doc_id, seg_idx)]
+    let mut detected: HashMap<&str, BTreeMap<(u32, u32), Vec<RankedSegment>>> = HashMap::new();
+    let mut trials: BTreeSet<u32> = BTreeSet::new();
     for (row, a) in assignments.iter().enumerate() {
         if !segments.contains(&(a.key_event.as_str(), a.doc_id, a.seg_idx)) {
             return Err(EvalError::UnknownSegment {
@@ -202,9 +205,10 @@ pub fn evaluate(
         detected
             .entry(a.key_event.as_str())
             .or_default()
-            .entry(a.episode_id)
+            .entry((a.trial, a.episode_id))
             .or_default()
             .push((a.rank, a.doc_id, a.seg_idx));
+        trials.insert(a.trial);
     }
 
     let empty_labels = HashMap::new();
@@ -218,33 +222,50 @@ pub fn evaluate(
             });
             continue;
         };
-        let episodes: Vec<Vec<(u32, u32)>> = detected
-            .get(key_event.as_str())
-            .map(|eps| {
-                eps.values()
-                    .map(|segs| {
-                        let mut segs = segs.clone();
-                        segs.sort_unstable();
-                        segs.into_iter().map(|(_, d, s)| (d, s)).collect()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
         let labels = event_labels
             .get(key_event.as_str())
             .unwrap_or(&empty_labels);
-        let (counted, hits) = score_event(k, &episodes, labels, gold);
-        let (p, r) = (ratio(hits, counted), ratio(hits, gold.len()));
-        scores.push(EventScore {
+        // Every trial of the run counts, also one where this event has no episodes; the
+        // event's figures are the mean over trials (the paper's protocol).
+        let trial_list: Vec<u32> = if trials.is_empty() {
+            vec![0]
+        } else {
+            trials.iter().copied().collect()
+        };
+        let mut score = EventScore {
             key_event: key_event.clone(),
             theme: theme.clone(),
-            k_prec: p,
-            k_recall: r,
-            k_f1: f1(p, r),
-            counted,
-            hits,
+            k_prec: 0.0,
+            k_recall: 0.0,
+            k_f1: 0.0,
+            counted: 0,
+            hits: 0,
             gold: gold.len(),
-        });
+            trials: trial_list.len(),
+        };
+        for &trial in &trial_list {
+            let episodes: Vec<Vec<(u32, u32)>> = detected
+                .get(key_event.as_str())
+                .map(|eps| {
+                    eps.range((trial, 0)..=(trial, u32::MAX))
+                        .map(|(_, segs)| {
+                            let mut segs = segs.clone();
+                            segs.sort_unstable();
+                            segs.into_iter().map(|(_, d, s)| (d, s)).collect()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let (counted, hits) = score_event(k, &episodes, labels, gold);
+            let (p, r) = (ratio(hits, counted), ratio(hits, gold.len()));
+            let n = trial_list.len() as f64;
+            score.k_prec += p / n;
+            score.k_recall += r / n;
+            score.k_f1 += f1(p, r) / n;
+            score.counted += counted;
+            score.hits += hits;
+        }
+        scores.push(score);
     }
 
     let mut by_theme: BTreeMap<Option<String>, Vec<&EventScore>> = BTreeMap::new();

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::episodes::EpisodeParams;
+use crate::llm::LlmConfig;
 use crate::stats::Cluster;
 
 /// The default encoder model: a name in the model cache.
@@ -117,6 +118,9 @@ pub struct Job {
     /// Timely layout.
     #[serde(default)]
     pub cluster: Cluster,
+    /// LLM episode estimation (ALGORITHM.md §5); `backend = "none"` by default.
+    #[serde(default)]
+    pub llm: LlmConfig,
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
@@ -199,6 +203,10 @@ impl Job {
                 ),
             });
         }
+        self.llm.validate().map_err(|e| JobError::Parse {
+            file: "job".into(),
+            message: e.to_string(),
+        })?;
         Ok(())
     }
 
@@ -249,6 +257,28 @@ mod tests {
             .to_string();
         assert!(err.contains("sometimes"), "{err}");
         assert!(job.clone().with_sets(&["nokey".into()]).is_err());
+        // The [llm] section: every key settable, checked.
+        let llm = job
+            .clone()
+            .with_sets(&[
+                "llm.backend=openai".into(),
+                "llm.model=qwen".into(),
+                "llm.base_url=http://127.0.0.1:8000/v1".into(),
+                "llm.trials=3".into(),
+                "llm.timeout=5".into(),
+            ])
+            .unwrap();
+        assert_eq!(llm.llm.backend, crate::llm::Backend::Openai);
+        assert_eq!((llm.llm.trials, llm.llm.timeout), (3, 5.0));
+        llm.validate().unwrap();
+        let no_model = job
+            .clone()
+            .with_sets(&["llm.backend=anthropic".into()])
+            .unwrap();
+        let err = no_model.validate().unwrap_err().to_string();
+        assert!(err.contains("llm.model"), "{err}");
+        assert!(job.clone().with_sets(&["llm.backend=gpt".into()]).is_err());
+        assert!(job.clone().with_sets(&["llm.api_key=sk-1".into()]).is_err());
         // What is saved reads back the same.
         assert_eq!(Job::from_toml(&job.to_toml(), "saved").unwrap(), job);
     }

@@ -18,6 +18,7 @@ pub mod episodes;
 pub mod eval;
 pub mod import;
 pub mod job;
+pub mod llm;
 pub mod progress;
 pub mod run;
 pub mod stats;

@@ -3,8 +3,11 @@
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then, in
 //! the process hosting worker 0, a coordinator runs the per-event stages — encoding (sentence
 //! embeddings and static word vectors from one forward pass), expansion and synonym groups,
-//! partitioning, candidate clustering, no-LLM episodes and classification (§3–§6). An event
-//! that fails is recorded in `run.json` and the others complete.
+//! partitioning, candidate clustering (§3–§4); with an `[llm]` backend, every event's candidate
+//! clusters go to the LLM (§5; requests concurrent across events, `llm.trials` times), else each
+//! kept cluster is an episode; then classification (§6). An event that fails is recorded in
+//! `run.json` and the others complete; an event whose LLM estimation fails falls back to no-LLM
+//! episodes and `run.json` says why.
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job) and `run.json`.
@@ -17,8 +20,9 @@ use serde::Serialize;
 
 use crate::background;
 use crate::encoder::{self, DefaultBackend, Encoder};
-use crate::episodes::{self, expand, EventCounts, EventInput};
+use crate::episodes::{self, expand, EpisodeSpec, EventCounts, EventInput};
 use crate::job::Job;
+use crate::llm::{self, LlmError};
 use crate::progress::Stage;
 use crate::stats::{self, Round, StatsError};
 use crate::storage::{Location, StorageError};
@@ -45,6 +49,9 @@ pub enum RunError {
     /// The job is invalid.
     #[error(transparent)]
     Job(#[from] crate::job::JobError),
+    /// The LLM stage could not start (no key, no cache folder).
+    #[error(transparent)]
+    Llm(#[from] LlmError),
 }
 
 /// One event's status in `run.json`.
@@ -58,8 +65,48 @@ pub struct EventStatus {
     pub error: Option<String>,
     /// Segments.
     pub segments: usize,
-    /// Stage counts.
+    /// Stage counts (episodes and assigned segments summed over trials).
     pub counts: EventCounts,
+    /// The LLM stage of the event, when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<EventLlm>,
+}
+
+/// One event's LLM stage in `run.json`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EventLlm {
+    /// Trials whose episodes came from the LLM.
+    pub trials_ok: u32,
+    /// Episodes per trial.
+    pub episodes_per_trial: Vec<usize>,
+    /// Trials that fell back to no-LLM episodes, and why.
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// A trial that fell back to no-LLM episodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fallback {
+    /// The trial.
+    pub trial: u32,
+    /// Why.
+    pub error: String,
+}
+
+/// The LLM stage of a run in `run.json` (never the key).
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmReport {
+    /// `anthropic` or `openai`.
+    pub backend: &'static str,
+    /// The model.
+    pub model: String,
+    /// The endpoint.
+    pub url: String,
+    /// Trials per event.
+    pub trials: u32,
+    /// Requests, cache hits, retries, repairs.
+    pub usage: llm::Usage,
+    /// Event trials that fell back to no-LLM episodes.
+    pub fallbacks: usize,
 }
 
 /// A stage's wall time in `run.json`.
@@ -91,6 +138,9 @@ pub struct RunReport {
     pub model: Option<ModelInfo>,
     /// Wall time per stage.
     pub stages: Vec<StageTime>,
+    /// The LLM stage, when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmReport>,
     /// Per event.
     pub events: Vec<EventStatus>,
     /// Whether some event failed.
@@ -166,6 +216,13 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         })
     };
 
+    // The LLM's key is read before any work, by the process that will use it (worker 0's).
+    let llm_key = if job.llm.enabled() && job.cluster.process == 0 {
+        Some(job.llm.api_key()?)
+    } else {
+        None
+    };
+
     // Statistics dataflow.
     let started = Instant::now();
     let bg = runtime.block_on(background::load(&job.background))?;
@@ -215,51 +272,75 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             .push(t.clone());
     }
 
+    let llm_client = match llm_key {
+        Some(key) => Some(llm::Client::new(&job.llm, key)?),
+        None => None,
+    };
+
     let started = Instant::now();
     let bar = crate::progress::Bar::start("episodes", by_event.len() as u64);
-    let mut all = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut all = Outputs::default();
     let mut statuses = Vec::new();
+    // Events waiting for the LLM, with what their classification needs.
+    let mut waiting: Vec<(usize, Pending)> = Vec::new();
     for (event, segs) in &by_event {
         bar.set_message(event);
         let segs: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
-        let result = run_event(
+        let result = prepare_event(
             job,
             &encoder,
             &model_hash,
             &segs,
             terms_by_event.remove(event).unwrap_or_default(),
         );
-        let (status, outputs) = match result {
-            Ok((outcome, set)) => (
-                EventStatus {
-                    key_event: event.to_string(),
-                    status: "ok",
-                    error: None,
-                    segments: segs.len(),
-                    counts: outcome.counts.clone(),
-                },
-                Some((outcome, set)),
-            ),
-            Err((e, set)) => {
-                tracing::warn!("{event}: skipped: {e}");
-                (
-                    EventStatus {
-                        key_event: event.to_string(),
-                        status: "failed",
-                        error: Some(e),
-                        segments: segs.len(),
-                        counts: EventCounts::default(),
-                    },
-                    set.map(|s| (episodes::EventOutcome::default(), s)),
-                )
-            }
+        let mut status = EventStatus {
+            key_event: event.to_string(),
+            status: "ok",
+            error: None,
+            segments: segs.len(),
+            counts: EventCounts::default(),
+            llm: None,
         };
-        if let Some((outcome, set)) = outputs {
-            all.0.extend(outcome.episodes);
-            all.1.extend(outcome.assignments);
-            all.2.extend(outcome.fragments);
-            all.3.extend(set.rows);
-            all.4.extend(set.pairs);
+        match result {
+            Ok((pending, set)) => {
+                all.terms.extend(set.rows);
+                all.pairs.extend(set.pairs);
+                all.fragments
+                    .extend(pending.prepared.fragments.iter().cloned());
+                status.counts = pending.prepared.counts.clone();
+                if llm_client.is_some() {
+                    waiting.push((statuses.len(), pending));
+                } else {
+                    let input = pending.input();
+                    let specs =
+                        episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
+                    status.counts.kept_clusters = specs.len();
+                    let (eps, asg) = episodes::assign(
+                        &input,
+                        &pending.prepared.key_event,
+                        &specs,
+                        &job.episodes,
+                        0,
+                    );
+                    if eps.is_empty() {
+                        fail(
+                            &mut status,
+                            episodes::EventError::NoEpisodes(job.episodes.min_segments).to_string(),
+                        );
+                    }
+                    status.counts.episodes = eps.len();
+                    status.counts.assigned = asg.len();
+                    all.episodes.extend(eps);
+                    all.assignments.extend(asg);
+                }
+            }
+            Err((e, set)) => {
+                if let Some(set) = set {
+                    all.terms.extend(set.rows);
+                    all.pairs.extend(set.pairs);
+                }
+                fail(&mut status, e);
+            }
         }
         statuses.push(status);
         bar.inc();
@@ -267,9 +348,108 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     bar.finish();
     timed("episodes", started);
 
+    let mut llm_report = None;
+    if let Some(client) = &llm_client {
+        let started = Instant::now();
+        let answers = runtime.block_on(ask_llm(client, &job.llm, &waiting));
+        timed("llm", started);
+        let started = Instant::now();
+        let mut fallbacks = 0;
+        let bar = crate::progress::Bar::start("classification", waiting.len() as u64);
+        for (i, pending) in &waiting {
+            let status = &mut statuses[*i];
+            bar.set_message(&status.key_event);
+            let input = pending.input();
+            let mut event_llm = EventLlm::default();
+            let (mut n_eps, mut n_asg) = (0, 0);
+            for trial in 0..job.llm.trials {
+                let answer = &answers[&(*i, trial)];
+                let from_llm = match answer {
+                    Ok(eps) => llm_specs(&encoder, eps).and_then(|specs| {
+                        let out = episodes::assign(
+                            &input,
+                            &pending.prepared.key_event,
+                            &specs,
+                            &job.episodes,
+                            trial,
+                        );
+                        if out.0.is_empty() {
+                            Err(format!(
+                                "no LLM episode kept {} or more segments",
+                                job.episodes.min_segments
+                            ))
+                        } else {
+                            Ok(out)
+                        }
+                    }),
+                    Err(e) => Err(e.to_string()),
+                };
+                let (eps, asg) = match from_llm {
+                    Ok(out) => {
+                        event_llm.trials_ok += 1;
+                        out
+                    }
+                    Err(error) => {
+                        tracing::warn!(
+                            "{}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}",
+                            status.key_event
+                        );
+                        fallbacks += 1;
+                        event_llm.fallbacks.push(Fallback { trial, error });
+                        let specs =
+                            episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
+                        episodes::assign(
+                            &input,
+                            &pending.prepared.key_event,
+                            &specs,
+                            &job.episodes,
+                            trial,
+                        )
+                    }
+                };
+                event_llm.episodes_per_trial.push(eps.len());
+                n_eps += eps.len();
+                n_asg += asg.len();
+                all.episodes.extend(eps);
+                all.assignments.extend(asg);
+            }
+            status.counts.episodes = n_eps;
+            status.counts.assigned = n_asg;
+            if n_eps == 0 {
+                fail(
+                    status,
+                    episodes::EventError::NoEpisodes(job.episodes.min_segments).to_string(),
+                );
+            }
+            status.llm = Some(event_llm);
+            bar.inc();
+        }
+        bar.finish();
+        timed("classification", started);
+        llm_report = Some(LlmReport {
+            backend: job.llm.backend.name(),
+            model: job.llm.model.clone(),
+            url: client.url().to_string(),
+            trials: job.llm.trials,
+            usage: client.usage(),
+            fallbacks,
+        });
+        tracing::info!(
+            "LLM: {} requests, {} answers from the cache, {fallbacks} fallbacks",
+            client.usage().requests,
+            client.usage().cache_hits
+        );
+    }
+
     // Write everything, each file whole.
     let started = Instant::now();
-    let (episodes_rows, assignments, fragments, terms, pairs) = all;
+    let Outputs {
+        episodes: episodes_rows,
+        assignments,
+        fragments,
+        terms,
+        pairs,
+    } = all;
     let partial = statuses.iter().any(|s| s.status != "ok");
     let mut report = RunReport {
         epimine_version: env!("CARGO_PKG_VERSION"),
@@ -279,6 +459,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             files: model_files,
         }),
         stages: Vec::new(),
+        llm: llm_report,
         events: statuses,
         partial,
     };
@@ -412,17 +593,55 @@ fn encode_event(
     Ok(encoded)
 }
 
-type EventResult =
-    Result<(episodes::EventOutcome, expand::TermSet), (String, Option<expand::TermSet>)>;
+/// Everything a run writes, gathered over events.
+#[derive(Default)]
+struct Outputs {
+    episodes: Vec<Episode>,
+    assignments: Vec<Assignment>,
+    fragments: Vec<FragmentRow>,
+    terms: Vec<Term>,
+    pairs: Vec<Pair>,
+}
 
-/// One event's coordinator stages.
-fn run_event(
+fn fail(status: &mut EventStatus, error: String) {
+    tracing::warn!("{}: skipped: {error}", status.key_event);
+    status.status = "failed";
+    status.error = Some(error);
+}
+
+/// One event after §3–§4, waiting for episodes.
+struct Pending {
+    segments: Vec<Segment>,
+    embeddings: Vec<Vec<f32>>,
+    prepared: episodes::Prepared,
+}
+
+/// Classification needs no word vectors.
+static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f32>>> =
+    std::sync::LazyLock::new(HashMap::new);
+
+impl Pending {
+    fn input(&self) -> EventInput<'_> {
+        EventInput {
+            segments: &self.segments,
+            terms: Vec::new(),
+            pairs: Vec::new(),
+            word_vectors: &NO_VECTORS,
+            embeddings: &self.embeddings,
+        }
+    }
+}
+
+type PrepareResult = Result<(Pending, expand::TermSet), (String, Option<expand::TermSet>)>;
+
+/// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
+fn prepare_event(
     job: &Job,
     encoder: &Encoder<DefaultBackend>,
     model_hash: &str,
     segs: &[Segment],
     rows: Vec<Term>,
-) -> EventResult {
+) -> PrepareResult {
     let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
     let (embeddings, vectors) = encode_event(job, encoder, model_hash, &texts)
         .map_err(|e| (format!("encoder: {e}"), None))?;
@@ -449,8 +668,90 @@ fn run_event(
         word_vectors: &vectors,
         embeddings: &embeddings,
     };
-    match episodes::detect(&input, &job.episodes) {
-        Ok(outcome) => Ok((outcome, set)),
+    match episodes::prepare(&input, &job.episodes) {
+        Ok(prepared) => Ok((
+            Pending {
+                segments: segs.to_vec(),
+                embeddings,
+                prepared,
+            },
+            set,
+        )),
         Err(e) => Err((e.to_string(), Some(set))),
     }
+}
+
+/// §5 with an LLM: every waiting event's trials, at most `llm.concurrency` requests in flight
+/// across events. Answers by (event's status index, trial).
+async fn ask_llm(
+    client: &llm::Client,
+    config: &llm::LlmConfig,
+    waiting: &[(usize, Pending)],
+) -> BTreeMap<(usize, u32), Result<Vec<llm::LlmEpisode>, LlmError>> {
+    use futures::StreamExt;
+    let bar = crate::progress::Bar::start(
+        "LLM estimation",
+        waiting.len() as u64 * u64::from(config.trials),
+    );
+    let jobs = waiting.iter().flat_map(|(i, pending)| {
+        let groups: Vec<Vec<&str>> = pending
+            .prepared
+            .top_segments(config.segments_per_cluster)
+            .into_iter()
+            .map(|g| {
+                g.into_iter()
+                    .map(|s| pending.segments[s].text.as_str())
+                    .collect()
+            })
+            .collect();
+        (0..config.trials).map(move |trial| {
+            let groups = groups.clone();
+            async move {
+                let answer = llm::estimate(client, &groups, trial, config.answer_retries).await;
+                ((*i, trial), answer)
+            }
+        })
+    });
+    let mut answers = BTreeMap::new();
+    let mut stream = futures::stream::iter(jobs).buffer_unordered(config.concurrency);
+    while let Some((key, answer)) = stream.next().await {
+        bar.inc();
+        answers.insert(key, answer);
+    }
+    bar.finish();
+    answers
+}
+
+/// LLM episodes as classification targets (§6): each vector is the harmonic-weighted mean of
+/// the sentence embeddings of [title joined by spaces, example sentence 1, 2, …].
+fn llm_specs(
+    encoder: &Encoder<DefaultBackend>,
+    episodes: &[llm::LlmEpisode],
+) -> Result<Vec<EpisodeSpec>, String> {
+    let mut texts: Vec<String> = Vec::new();
+    for e in episodes {
+        texts.push(e.title.join(" "));
+        texts.extend(e.example_sentences.iter().cloned());
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = encoder
+        .sentence_embeddings(&refs)
+        .map_err(|e| format!("encoding the LLM's episodes: {e}"))?;
+    let mut at = 0;
+    Ok(episodes
+        .iter()
+        .map(|e| {
+            let n = 1 + e.example_sentences.len();
+            let rows: Vec<&[f32]> = (at..at + n).map(|i| vectors.row(i)).collect();
+            at += n;
+            EpisodeSpec {
+                vector: episodes::classify::harmonic_mean_vector(&rows),
+                title: e.title.join(" "),
+                title_fields: e.title.clone(),
+                keywords: e.keywords.clone(),
+                example_sentences: e.example_sentences.clone(),
+                source: "llm",
+            }
+        })
+        .collect())
 }

@@ -103,16 +103,23 @@ pub fn gold_episodes_schema() -> SchemaRef {
 pub fn episodes_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         key_event_field(),
+        u32_field("trial"),
         u32_field("episode_id"),
         utf8_field("title"),
-        Field::new(
-            "keywords",
-            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
-            false,
-        ),
+        string_list_field("title_fields"),
+        string_list_field("keywords"),
+        string_list_field("example_sentences"),
         u32_field("n_segments"),
         utf8_field("source"),
     ]))
+}
+
+fn string_list_field(name: &str) -> Field {
+    Field::new(
+        name,
+        DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+        false,
+    )
 }
 
 /// `assignments`: segments assigned to detected episodes; `rank` 0 is the episode's most
@@ -120,6 +127,7 @@ pub fn episodes_schema() -> SchemaRef {
 pub fn assignments_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         key_event_field(),
+        u32_field("trial"),
         u32_field("episode_id"),
         u32_field("doc_id"),
         u32_field("seg_idx"),
@@ -502,12 +510,18 @@ impl Table for GoldEpisode {
 pub struct Episode {
     /// The key event.
     pub key_event: String,
-    /// The episode's id inside its key event.
+    /// The estimation trial (0 without an LLM; 0..trials with one).
+    pub trial: u32,
+    /// The episode's id inside its key event and trial.
     pub episode_id: u32,
-    /// A short title.
+    /// A short title (LLM: its five fields joined by spaces).
     pub title: String,
+    /// LLM: [subject, action, object, time, location]; empty for `clusters`.
+    pub title_fields: Vec<String>,
     /// Keywords, most telling first.
     pub keywords: Vec<String>,
+    /// LLM: the 2–5 example sentences it extracted; empty for `clusters`.
+    pub example_sentences: Vec<String>,
     /// Number of segments assigned to it.
     pub n_segments: u32,
     /// `clusters` or `llm`.
@@ -522,20 +536,16 @@ impl Table for Episode {
     }
 
     fn to_batch(rows: &[Self]) -> RecordBatch {
-        let mut keywords = ListBuilder::new(StringBuilder::new());
-        for r in rows {
-            for k in &r.keywords {
-                keywords.values().append_value(k);
-            }
-            keywords.append(true);
-        }
         batch(
             Self::schema(),
             vec![
                 string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.trial)),
                 u32_array(rows.iter().map(|r| r.episode_id)),
                 string_array(rows.iter().map(|r| r.title.as_str())),
-                Arc::new(keywords.finish()),
+                string_list_array(rows.iter().map(|r| &r.title_fields)),
+                string_list_array(rows.iter().map(|r| &r.keywords)),
+                string_list_array(rows.iter().map(|r| &r.example_sentences)),
                 u32_array(rows.iter().map(|r| r.n_segments)),
                 string_array(rows.iter().map(|r| r.source.as_str())),
             ],
@@ -545,36 +555,79 @@ impl Table for Episode {
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
         let t = Self::NAME;
         let key_event = strings(t, b, "key_event")?;
+        let trial = primitives::<UInt32Type>(t, b, "trial")?;
         let episode_id = primitives::<UInt32Type>(t, b, "episode_id")?;
         let title = strings(t, b, "title")?;
-        let keywords = column::<ListArray>(t, b, "keywords")?;
-        no_nulls(t, "keywords", keywords)?;
+        let title_fields = string_lists(t, b, "title_fields")?;
+        let keywords = string_lists(t, b, "keywords")?;
+        let examples = string_lists(t, b, "example_sentences")?;
         let n_segments = primitives::<UInt32Type>(t, b, "n_segments")?;
         let source = strings(t, b, "source")?;
-        let mut rows = Vec::with_capacity(b.num_rows());
-        for (i, ((key_event, title), source)) in
-            key_event.into_iter().zip(title).zip(source).enumerate()
-        {
-            let list = keywords.value(i);
-            let words = list
+        Ok(key_event
+            .into_iter()
+            .zip(title)
+            .zip(source)
+            .zip(title_fields.into_iter().zip(keywords).zip(examples))
+            .enumerate()
+            .map(
+                |(
+                    i,
+                    (((key_event, title), source), ((title_fields, keywords), example_sentences)),
+                )| {
+                    Episode {
+                        key_event,
+                        trial: trial[i],
+                        episode_id: episode_id[i],
+                        title,
+                        title_fields,
+                        keywords,
+                        example_sentences,
+                        n_segments: n_segments[i],
+                        source,
+                    }
+                },
+            )
+            .collect())
+    }
+}
+
+fn string_list_array<'a>(lists: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
+    let mut builder = ListBuilder::new(StringBuilder::new());
+    for list in lists {
+        for item in list {
+            builder.values().append_value(item);
+        }
+        builder.append(true);
+    }
+    Arc::new(builder.finish())
+}
+
+/// A non-null `list<utf8>` column as vectors (null items are an error).
+fn string_lists(
+    t: &'static str,
+    b: &RecordBatch,
+    name: &str,
+) -> Result<Vec<Vec<String>>, TableError> {
+    let lists = column::<ListArray>(t, b, name)?;
+    no_nulls(t, name, lists)?;
+    let err = |reason: &str| TableError {
+        table: t,
+        column: name.into(),
+        reason: reason.into(),
+    };
+    (0..lists.len())
+        .map(|i| {
+            let list = lists.value(i);
+            let items = list
                 .as_any()
                 .downcast_ref::<StringArray>()
-                .ok_or_else(|| TableError {
-                    table: t,
-                    column: "keywords".into(),
-                    reason: "items are not utf8".into(),
-                })?;
-            rows.push(Episode {
-                key_event,
-                episode_id: episode_id[i],
-                title,
-                keywords: words.iter().flatten().map(str::to_string).collect(),
-                n_segments: n_segments[i],
-                source,
-            });
-        }
-        Ok(rows)
-    }
+                .ok_or_else(|| err("items are not utf8"))?;
+            items
+                .iter()
+                .map(|s| s.map(str::to_string).ok_or_else(|| err("null item")))
+                .collect()
+        })
+        .collect()
 }
 
 /// One row of `assignments`.
@@ -582,6 +635,8 @@ impl Table for Episode {
 pub struct Assignment {
     /// The key event.
     pub key_event: String,
+    /// The estimation trial of the episode.
+    pub trial: u32,
     /// The detected episode.
     pub episode_id: u32,
     /// Article index.
@@ -606,6 +661,7 @@ impl Table for Assignment {
             Self::schema(),
             vec![
                 string_array(rows.iter().map(|r| r.key_event.as_str())),
+                u32_array(rows.iter().map(|r| r.trial)),
                 u32_array(rows.iter().map(|r| r.episode_id)),
                 u32_array(rows.iter().map(|r| r.doc_id)),
                 u32_array(rows.iter().map(|r| r.seg_idx)),
@@ -620,6 +676,7 @@ impl Table for Assignment {
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
         let t = Self::NAME;
         let key_event = strings(t, b, "key_event")?;
+        let trial = primitives::<UInt32Type>(t, b, "trial")?;
         let episode_id = primitives::<UInt32Type>(t, b, "episode_id")?;
         let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
         let seg_idx = primitives::<UInt32Type>(t, b, "seg_idx")?;
@@ -630,6 +687,7 @@ impl Table for Assignment {
             .enumerate()
             .map(|(i, key_event)| Assignment {
                 key_event,
+                trial: trial[i],
                 episode_id: episode_id[i],
                 doc_id: doc_id[i],
                 seg_idx: seg_idx[i],

@@ -72,6 +72,7 @@ fn case(events: &[EventSpec]) -> Case {
                 // Rows in reverse rank order: eval must sort by rank, not trust row order.
                 c.assignments.push(Assignment {
                     key_event: event.to_string(),
+                    trial: 0,
                     episode_id: e as u32,
                     doc_id,
                     seg_idx,
@@ -227,6 +228,7 @@ fn unknown_segment_is_an_error_naming_the_row() {
     let mut c = main_case();
     c.assignments.push(Assignment {
         key_event: "e1".into(),
+        trial: 0,
         episode_id: 9,
         doc_id: 77,
         seg_idx: 0,
@@ -289,6 +291,7 @@ fn cli_json_matches_the_hand_computed_figures() {
         "counted",
         "hits",
         "gold",
+        "trials",
     ];
     let mut got = keys.clone();
     got.sort();
@@ -351,4 +354,47 @@ fn example_dataset_scores_by_hand() {
         .lines()
         .any(|l| l.contains("example_city_protest") && l.contains("50.00"));
     assert!(flood && protest, "{stdout}");
+}
+
+#[test]
+fn trials_are_scored_apart_and_averaged() {
+    // Trial 0 is main_case's e1 (prec 2/3, recall 2/3, F1 2/3). Trial 1 keeps only episode 3
+    // (hits gold 2): prec 1/1, recall 1/3, F1 1/2. Means: prec 5/6, recall 1/2, F1 7/12.
+    let mut c = main_case();
+    c.assignments.retain(|a| a.key_event == "e1");
+    let trial1: Vec<Assignment> = c
+        .assignments
+        .iter()
+        .filter(|a| a.episode_id == 3)
+        .map(|a| Assignment {
+            trial: 1,
+            episode_id: 0,
+            ..a.clone()
+        })
+        .collect();
+    c.assignments.extend(trial1);
+    let report = run(5, &c);
+    let e = report.events.iter().find(|e| e.key_event == "e1").unwrap();
+    assert_eq!((e.trials, e.counted, e.hits), (2, 4, 3));
+    assert!(close(e.k_prec, 5.0 / 6.0), "{}", e.k_prec);
+    assert!(close(e.k_recall, 0.5), "{}", e.k_recall);
+    assert!(close(e.k_f1, 7.0 / 12.0), "{}", e.k_f1);
+    // An event with no episodes in some trial scores zero there: e2 has none in trial 1.
+    let mut c = main_case();
+    c.assignments.push(Assignment {
+        trial: 1,
+        ..c.assignments
+            .iter()
+            .find(|a| a.key_event == "e1")
+            .unwrap()
+            .clone()
+    });
+    let report = run(5, &c);
+    let plain = run(5, &main_case());
+    let (a, b) = (
+        report.events.iter().find(|e| e.key_event != "e1").unwrap(),
+        plain.events.iter().find(|e| e.key_event != "e1").unwrap(),
+    );
+    assert_eq!(a.trials, 2);
+    assert!(close(a.k_f1, b.k_f1 / 2.0));
 }

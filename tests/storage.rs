@@ -72,17 +72,31 @@ fn sample_episodes() -> Vec<Episode> {
     vec![
         Episode {
             key_event: "ev".into(),
+            trial: 0,
             episode_id: 0,
             title: "Protesters storm the legislature".into(),
+            title_fields: vec![],
             keywords: vec!["protesters".into(), "storm".into()],
+            example_sentences: vec![],
             n_segments: 7,
             source: "clusters".into(),
         },
         Episode {
             key_event: "ev".into(),
+            trial: 2,
             episode_id: 1,
-            title: "No keywords".into(),
+            title: "Protesters storm the legislature July 1 Hong Kong".into(),
+            title_fields: [
+                "Protesters",
+                "storm",
+                "the legislature",
+                "July 1",
+                "Hong Kong",
+            ]
+            .map(String::from)
+            .to_vec(),
             keywords: vec![],
+            example_sentences: vec!["They broke in.".into(), "Slogans, \"quoted\".".into()],
             n_segments: 2,
             source: "llm".into(),
         },
@@ -107,6 +121,7 @@ fn tables_round_trip_on_every_backend() {
         }];
         let assignments = vec![Assignment {
             key_event: "ev".into(),
+            trial: 2,
             episode_id: 1,
             doc_id: 0,
             seg_idx: 0,

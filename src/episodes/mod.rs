@@ -121,9 +121,44 @@ pub struct EventOutcome {
     pub counts: EventCounts,
 }
 
-/// Runs §3–§6 for one key event (no LLM: each kept candidate cluster is an episode whose vector
-/// is the harmonic-weighted mean of its segments' embeddings by descending segment score).
-pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome, EventError> {
+/// What §3–§4 leave for §5–§6 of one key event: the kept candidate clusters, and what is
+/// needed to describe and classify against them.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The key event.
+    pub key_event: String,
+    /// Every fragment, with its cluster.
+    pub fragments: Vec<FragmentRow>,
+    /// Stage counts so far.
+    pub counts: EventCounts,
+    /// The kept candidate clusters (after pruning): their segments (indices into the event's
+    /// segments) by descending segment salience.
+    pub groups: Vec<Vec<usize>>,
+    space: TermSpace,
+    seg_terms: Vec<Vec<usize>>,
+    scores: Vec<f64>,
+}
+
+/// An episode to classify against: its vector (ALGORITHM.md §6) and what describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeSpec {
+    /// Harmonic-weighted mean of sentence embeddings (§6).
+    pub vector: Vec<f32>,
+    /// Title.
+    pub title: String,
+    /// LLM: [subject, action, object, time, location].
+    pub title_fields: Vec<String>,
+    /// Keywords.
+    pub keywords: Vec<String>,
+    /// LLM: example sentences.
+    pub example_sentences: Vec<String>,
+    /// `clusters` or `llm`.
+    pub source: &'static str,
+}
+
+/// §3–§4 for one key event: segment salience, partitioning into fragments, top articles,
+/// fragment distances, complete-linkage clustering and pruning.
+pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, EventError> {
     let segs = input.segments;
     if input.embeddings.len() != segs.len() {
         return Err(EventError::EmbeddingCount {
@@ -197,51 +232,84 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
             cluster: cluster_of.get(&i).copied(),
         })
         .collect();
-
-    // §5 (no LLM): one candidate episode per kept cluster.
-    struct Candidate {
-        vector: Vec<f32>,
-        keywords: Vec<String>,
-    }
-    let describe = |mut members: Vec<usize>| {
-        members.sort_by(|&a, &b| scores[b].score.total_cmp(&scores[a].score).then(a.cmp(&b)));
-        members.dedup();
-        let vectors: Vec<&[f32]> = members
-            .iter()
-            .map(|&s| input.embeddings[s].as_slice())
-            .collect();
-        let mut weight: BTreeMap<usize, f64> = BTreeMap::new();
-        for &s in &members {
-            for &t in &seg_terms[s] {
-                *weight.entry(t).or_default() += space.terms[t].salience;
-            }
-        }
-        let mut ranked: Vec<(usize, f64)> = weight.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Candidate {
-            vector: classify::harmonic_mean_vector(&vectors),
-            keywords: ranked
-                .into_iter()
-                .take(params.keywords)
-                .map(|(t, _)| space.terms[t].term.clone())
-                .collect(),
-        }
-    };
-    let mut groups: Vec<Vec<usize>> = (0..n_clusters)
+    let scores: Vec<f64> = scores.iter().map(|s| s.score).collect();
+    let groups: Vec<Vec<usize>> = (0..n_clusters)
         .filter(|&c| keep[c])
         .map(|c| {
-            chosen
+            let members: Vec<usize> = chosen
                 .iter()
                 .enumerate()
                 .filter(|(k, _)| labels[*k] == c)
                 .flat_map(|(_, &f)| fragments[f].segments.iter().copied())
-                .collect()
+                .collect();
+            by_salience(members, &scores)
         })
         .collect();
+    Ok(Prepared {
+        key_event,
+        fragments: fragment_rows,
+        counts,
+        groups,
+        space,
+        seg_terms,
+        scores,
+    })
+}
+
+/// Segments by descending salience score (ties by position), each once.
+fn by_salience(mut members: Vec<usize>, scores: &[f64]) -> Vec<usize> {
+    members.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    members.dedup();
+    members
+}
+
+impl Prepared {
+    /// The `n` most salient segments of each kept cluster (the LLM's input, §5).
+    pub fn top_segments(&self, n: usize) -> Vec<Vec<usize>> {
+        self.groups
+            .iter()
+            .map(|g| g.iter().take(n).copied().collect())
+            .collect()
+    }
+
+    /// The most salient terms of a set of segments (salience summed over segments).
+    fn keywords(&self, members: &[usize], n: usize) -> Vec<String> {
+        let mut weight: BTreeMap<usize, f64> = BTreeMap::new();
+        for &s in members {
+            for &t in &self.seg_terms[s] {
+                *weight.entry(t).or_default() += self.space.terms[t].salience;
+            }
+        }
+        let mut ranked: Vec<(usize, f64)> = weight.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
+            .into_iter()
+            .take(n)
+            .map(|(t, _)| self.space.terms[t].term.clone())
+            .collect()
+    }
+}
+
+/// §5 without an LLM (the paper's ablation): each kept candidate cluster is an episode whose
+/// vector is the harmonic-weighted mean of its segments' embeddings by descending salience
+/// (§6). With `params.merge`, candidates whose vectors are close are first merged.
+pub fn cluster_episodes(
+    input: &EventInput,
+    prepared: &Prepared,
+    params: &EpisodeParams,
+) -> Vec<EpisodeSpec> {
+    let vector_of = |members: &[usize]| {
+        let vectors: Vec<&[f32]> = members
+            .iter()
+            .map(|&s| input.embeddings[s].as_slice())
+            .collect();
+        classify::harmonic_mean_vector(&vectors)
+    };
+    let mut groups = prepared.groups.clone();
     if params.merge && groups.len() > 2 {
         // Candidates that tell the same episode: complete linkage of their episode vectors
         // (cosine distance) cut at μ − σ, the method's own significance rule.
-        let vectors: Vec<Vec<f32>> = groups.iter().map(|g| describe(g.clone()).vector).collect();
+        let vectors: Vec<Vec<f32>> = groups.iter().map(|g| vector_of(g)).collect();
         let mut condensed = Vec::new();
         for i in 0..vectors.len() {
             for j in i + 1..vectors.len() {
@@ -254,15 +322,46 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
         for (g, label) in groups.into_iter().zip(merged) {
             joined[label].extend(g);
         }
-        groups = joined;
+        groups = joined
+            .into_iter()
+            .map(|g| by_salience(g, &prepared.scores))
+            .collect();
     }
-    counts.kept_clusters = groups.len();
-    let candidates_out: Vec<Candidate> = groups.into_iter().map(describe).collect();
+    groups
+        .iter()
+        .map(|g| {
+            let keywords = prepared.keywords(g, params.keywords);
+            EpisodeSpec {
+                vector: vector_of(g),
+                title: keywords
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                title_fields: Vec::new(),
+                keywords,
+                example_sentences: Vec::new(),
+                source: "clusters",
+            }
+        })
+        .collect()
+}
 
-    // §6: classify every segment.
-    let episode_vectors: Vec<Vec<f32>> = candidates_out.iter().map(|c| c.vector.clone()).collect();
-    let classified = classify::classify(input.embeddings, &episode_vectors, params.confidence);
-    let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); candidates_out.len()];
+/// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
+/// episodes with fewer than `min_segments` segments and ranks each episode's segments by
+/// confidence. Episode ids count from 0 within the trial.
+pub fn assign(
+    input: &EventInput,
+    key_event: &str,
+    episodes_in: &[EpisodeSpec],
+    params: &EpisodeParams,
+    trial: u32,
+) -> (Vec<Episode>, Vec<Assignment>) {
+    let segs = input.segments;
+    let vectors: Vec<Vec<f32>> = episodes_in.iter().map(|c| c.vector.clone()).collect();
+    let classified = classify::classify(input.embeddings, &vectors, params.confidence);
+    let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); episodes_in.len()];
     for (s, c) in classified.iter().enumerate() {
         if c.assigned {
             members[c.episode].push((c.confidence, s));
@@ -270,29 +369,27 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
     }
     let mut episodes = Vec::new();
     let mut assignments = Vec::new();
-    for (cand, mut segs_of) in candidates_out.iter().zip(members) {
+    for (spec, mut segs_of) in episodes_in.iter().zip(members) {
         if segs_of.len() < params.min_segments {
             continue;
         }
         segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let episode_id = episodes.len() as u32;
         episodes.push(Episode {
-            key_event: key_event.clone(),
+            key_event: key_event.to_string(),
+            trial,
             episode_id,
-            title: cand
-                .keywords
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
-            keywords: cand.keywords.clone(),
+            title: spec.title.clone(),
+            title_fields: spec.title_fields.clone(),
+            keywords: spec.keywords.clone(),
+            example_sentences: spec.example_sentences.clone(),
             n_segments: segs_of.len() as u32,
-            source: "clusters".into(),
+            source: spec.source.into(),
         });
         for (rank, (confidence, s)) in segs_of.into_iter().enumerate() {
             assignments.push(Assignment {
-                key_event: key_event.clone(),
+                key_event: key_event.to_string(),
+                trial,
                 episode_id,
                 doc_id: segs[s].doc_id,
                 seg_idx: segs[s].seg_idx,
@@ -301,6 +398,16 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
             });
         }
     }
+    (episodes, assignments)
+}
+
+/// Runs §3–§6 for one key event without an LLM: [`prepare`], [`cluster_episodes`], [`assign`].
+pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome, EventError> {
+    let prepared = prepare(input, params)?;
+    let specs = cluster_episodes(input, &prepared, params);
+    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, 0);
+    let mut counts = prepared.counts.clone();
+    counts.kept_clusters = specs.len();
     counts.episodes = episodes.len();
     counts.assigned = assignments.len();
     if episodes.is_empty() {
@@ -309,7 +416,7 @@ pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome
     Ok(EventOutcome {
         episodes,
         assignments,
-        fragments: fragment_rows,
+        fragments: prepared.fragments,
         counts,
     })
 }

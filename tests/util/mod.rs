@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod llm;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

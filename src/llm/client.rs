@@ -1,0 +1,377 @@
+//! The LLM transport: the Anthropic Messages API and OpenAI-compatible chat completions over
+//! reqwest, with retries (backoff with jitter; `retry-after` honoured on 429), a per-run request
+//! budget, and a disk cache keyed by (backend, model, prompt hash, trial, temperature).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::{Backend, LlmConfig, LlmError};
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    /// `user` or `assistant`.
+    pub role: &'static str,
+    /// Its text.
+    pub content: String,
+}
+
+/// Request counts of a run, for `run.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// HTTP requests sent (retries included).
+    pub requests: u64,
+    /// Completions answered from the cache.
+    pub cache_hits: u64,
+    /// Requests retried (429, 5xx, timeouts, dropped connections, unreadable bodies).
+    pub retries: u64,
+    /// Answers sent back for repair because they were invalid.
+    pub repairs: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    cache_hits: AtomicU64,
+    retries: AtomicU64,
+    repairs: AtomicU64,
+}
+
+/// A client for one run: shared by every event's estimation.
+pub struct Client {
+    config: LlmConfig,
+    http: reqwest::Client,
+    key: Option<String>,
+    url: String,
+    cache: Option<PathBuf>,
+    counters: Counters,
+}
+
+/// The first delay between retries; it doubles each attempt (with jitter), up to [`MAX_DELAY`].
+const BASE_DELAY: Duration = Duration::from_millis(250);
+/// The longest wait between two attempts (a longer `retry-after` is still honoured).
+const MAX_DELAY: Duration = Duration::from_secs(30);
+
+enum Failure {
+    /// Worth another attempt, after at least this long.
+    Retry(String, Option<Duration>),
+    /// Not worth one.
+    Fatal(String),
+}
+
+impl Client {
+    /// A client for `config` with its API key (read from the environment by the caller).
+    pub fn new(config: &LlmConfig, key: Option<String>) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs_f64(config.timeout))
+            .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Client(e.to_string()))?;
+        let base = config.base_url().trim_end_matches('/').to_string();
+        let url = match config.backend {
+            Backend::Anthropic => format!("{base}/v1/messages"),
+            Backend::Openai => format!("{base}/chat/completions"),
+            Backend::None => return Err(LlmError::Client("backend is `none`".into())),
+        };
+        let cache = if config.cache {
+            Some(config.cache_folder()?)
+        } else {
+            None
+        };
+        Ok(Self {
+            config: config.clone(),
+            http,
+            key,
+            url,
+            cache,
+            counters: Counters::default(),
+        })
+    }
+
+    /// The endpoint requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Counts so far.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            cache_hits: self.counters.cache_hits.load(Ordering::Relaxed),
+            retries: self.counters.retries.load(Ordering::Relaxed),
+            repairs: self.counters.repairs.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn count_repair(&self) {
+        self.counters.repairs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The cache key of a completion: backend, model, prompt (every message), trial,
+    /// temperature and max_tokens.
+    fn cache_key(&self, messages: &[Message], trial: u32) -> String {
+        let mut h = Sha256::new();
+        let prompt = serde_json::to_vec(messages).expect("messages serialize");
+        let prompt_hash = Sha256::digest(&prompt);
+        for part in [
+            self.config.backend.name().as_bytes(),
+            self.config.model.as_bytes(),
+            prompt_hash.as_slice(),
+            &trial.to_le_bytes(),
+            &self.config.temperature.to_bits().to_le_bytes(),
+            &self.config.max_tokens.to_le_bytes(),
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// One completion: from the cache, else from the server with retries. `trial` tells the
+    /// trials of one prompt apart (in the cache key; the request itself is the same).
+    pub async fn complete(&self, messages: &[Message], trial: u32) -> Result<String, LlmError> {
+        let cached = self
+            .cache
+            .as_ref()
+            .map(|dir| dir.join(format!("{}.json", self.cache_key(messages, trial))));
+        if let Some(path) = &cached {
+            if let Ok(bytes) = tokio::fs::read(path).await {
+                if let Some(text) = serde_json::from_slice::<Value>(&bytes)
+                    .ok()
+                    .and_then(|v| v.get("text")?.as_str().map(str::to_string))
+                {
+                    self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(text);
+                }
+            }
+        }
+        let text = self.request_with_retries(messages, trial).await?;
+        if let Some(path) = cached {
+            if let Err(e) = write_whole(&path, &json!({ "text": text })).await {
+                tracing::warn!("LLM cache {}: {e}", path.display());
+            }
+        }
+        Ok(text)
+    }
+
+    async fn request_with_retries(
+        &self,
+        messages: &[Message],
+        trial: u32,
+    ) -> Result<String, LlmError> {
+        let body = self.request_body(messages);
+        let mut attempt = 0u32;
+        loop {
+            if self.counters.requests.fetch_add(1, Ordering::Relaxed) >= self.config.max_requests {
+                self.counters.requests.fetch_sub(1, Ordering::Relaxed);
+                return Err(LlmError::Budget(self.config.max_requests));
+            }
+            let failure = match self.send(&body).await {
+                Ok(text) => return Ok(text),
+                Err(f) => f,
+            };
+            match failure {
+                Failure::Fatal(why) => return Err(LlmError::Request(self.scrub(why))),
+                Failure::Retry(why, _) if attempt >= self.config.retries => {
+                    return Err(LlmError::Exhausted {
+                        attempts: attempt + 1,
+                        last: self.scrub(why),
+                    })
+                }
+                Failure::Retry(why, after) => {
+                    let wait = after.unwrap_or_else(|| backoff(attempt, &body, trial));
+                    tracing::debug!(
+                        "LLM request failed ({}); retrying in {:.2} s",
+                        self.scrub(why),
+                        wait.as_secs_f64()
+                    );
+                    self.counters.retries.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    fn request_body(&self, messages: &[Message]) -> Value {
+        let c = &self.config;
+        match c.backend {
+            Backend::Anthropic => json!({
+                "model": c.model,
+                "max_tokens": c.max_tokens,
+                "temperature": c.temperature,
+                "messages": messages,
+            }),
+            _ => json!({
+                "model": c.model,
+                "messages": messages,
+                "temperature": c.temperature,
+                "max_tokens": c.max_tokens,
+            }),
+        }
+    }
+
+    async fn send(&self, body: &Value) -> Result<String, Failure> {
+        let mut request = self.http.post(&self.url).json(body);
+        request = match (self.config.backend, &self.key) {
+            (Backend::Anthropic, key) => request
+                .header("anthropic-version", "2023-06-01")
+                .header("x-api-key", key.as_deref().unwrap_or_default()),
+            (_, Some(key)) => request.bearer_auth(key),
+            (_, None) => request,
+        };
+        let response = request.send().await.map_err(|e| {
+            let what = if e.is_timeout() {
+                format!("no answer within {} s", self.config.timeout)
+            } else {
+                format!("{e}")
+            };
+            Failure::Retry(what, None)
+        })?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = response.text().await.map_err(|e| {
+            let what = if e.is_timeout() {
+                format!("no answer within {} s", self.config.timeout)
+            } else {
+                format!("reading the answer: {e}")
+            };
+            Failure::Retry(what, None)
+        })?;
+        if status.as_u16() == 429 {
+            return Err(Failure::Retry("429 Too Many Requests".into(), retry_after));
+        }
+        if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 529 {
+            return Err(Failure::Retry(format!("HTTP {status}"), retry_after));
+        }
+        if !status.is_success() {
+            return Err(Failure::Fatal(format!(
+                "HTTP {status} from {}: {}",
+                self.url,
+                excerpt(&text)
+            )));
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            Failure::Retry(
+                format!("the response is not JSON ({e}): {}", excerpt(&text)),
+                None,
+            )
+        })?;
+        completion_text(self.config.backend, &value).ok_or_else(|| {
+            Failure::Retry(
+                format!("the response has no completion text: {}", excerpt(&text)),
+                None,
+            )
+        })
+    }
+
+    /// Removes the API key from a message (a server may echo it).
+    fn scrub(&self, text: String) -> String {
+        match &self.key {
+            Some(key) if !key.is_empty() && text.contains(key.as_str()) => {
+                text.replace(key.as_str(), "[key]")
+            }
+            _ => text,
+        }
+    }
+}
+
+/// The completion text of a response body.
+fn completion_text(backend: Backend, v: &Value) -> Option<String> {
+    match backend {
+        Backend::Anthropic => {
+            let parts: Vec<&str> = v
+                .get("content")?
+                .as_array()?
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text")?.as_str())
+                .collect();
+            (!parts.is_empty()).then(|| parts.concat())
+        }
+        _ => v
+            .get("choices")?
+            .get(0)?
+            .get("message")?
+            .get("content")?
+            .as_str()
+            .map(str::to_string),
+    }
+}
+
+/// Exponential backoff from [`BASE_DELAY`], with jitter in [½, 1) taken from a hash of the
+/// request and attempt (so it spreads events apart without a random source).
+fn backoff(attempt: u32, body: &Value, trial: u32) -> Duration {
+    let exp = BASE_DELAY.saturating_mul(1u32 << attempt.min(16));
+    let mut h = Sha256::new();
+    h.update(body.to_string().as_bytes());
+    h.update(trial.to_le_bytes());
+    h.update(attempt.to_le_bytes());
+    let bits = u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"));
+    let jitter = 0.5 + (bits >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+    exp.min(MAX_DELAY).mul_f64(jitter)
+}
+
+fn excerpt(text: &str) -> String {
+    let t: String = text.chars().take(300).collect();
+    if t.len() < text.len() {
+        format!("{t}…")
+    } else {
+        t
+    }
+}
+
+async fn write_whole(path: &std::path::Path, value: &Value) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        tokio::fs::create_dir_all(dir).await?;
+    }
+    let tmp = path.with_extension(format!("partial.{}", std::process::id()));
+    tokio::fs::write(&tmp, serde_json::to_vec(value).expect("json")).await?;
+    tokio::fs::rename(&tmp, path).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_with_jitter_and_a_cap() {
+        let body = json!({"m": 1});
+        let d: Vec<Duration> = (0..12).map(|a| backoff(a, &body, 0)).collect();
+        for (a, d) in d.iter().enumerate() {
+            let full = BASE_DELAY.saturating_mul(1 << a).min(MAX_DELAY);
+            assert!(
+                *d >= full / 2 && *d < full,
+                "attempt {a}: {d:?} vs {full:?}"
+            );
+        }
+        assert_ne!(backoff(3, &body, 0), backoff(3, &body, 1));
+    }
+
+    #[test]
+    fn completion_text_of_both_protocols() {
+        let a = json!({"content": [{"type": "text", "text": "a"}, {"type": "tool_use"}, {"type": "text", "text": "b"}]});
+        assert_eq!(
+            completion_text(Backend::Anthropic, &a).as_deref(),
+            Some("ab")
+        );
+        let o = json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]});
+        assert_eq!(completion_text(Backend::Openai, &o).as_deref(), Some("hi"));
+        assert_eq!(completion_text(Backend::Openai, &a), None);
+        assert_eq!(
+            completion_text(Backend::Anthropic, &json!({"content": []})),
+            None
+        );
+    }
+}

@@ -1,0 +1,262 @@
+//! The episode-estimation prompt of the paper (appendix G) and the parsing and validation of
+//! its answers (ALGORITHM.md §5).
+
+use serde_json::Value;
+
+/// The title's five fields, in the order the prompt asks for them.
+pub const TITLE_FIELDS: [&str; 5] = ["subject", "action", "object", "time", "location"];
+
+/// One episode as the LLM describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmEpisode {
+    /// [subject, action, object, time, location].
+    pub title: Vec<String>,
+    /// 5–10 keywords.
+    pub keywords: Vec<String>,
+    /// 2–5 sentences taken from the input.
+    pub example_sentences: Vec<String>,
+}
+
+/// The user message for one key event: its candidate clusters' top segments as numbered groups,
+/// then the task of appendix G with `k` = the number of clusters (at least 2).
+pub fn build_prompt(groups: &[Vec<&str>]) -> String {
+    let k = max_episodes(groups.len());
+    let mut out = String::new();
+    for (i, group) in groups.iter().enumerate() {
+        out.push_str(&format!("Group {}:\n", i + 1));
+        for text in group {
+            out.push_str("- ");
+            out.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "Task: You are a key news event analyzer that is aiming to detect episodes (a \
+representative subevent that reflects a critical sequence of actions performed by a subject at a \
+certain and/or location) based on text segments from different news articles. Given the above \
+groups of article segments, predict at least 2 and at most {k} potential episodes of the key \
+event. Some groups may fall under the same episode. Output your answer inside the tags \
+<answer></answer> as a JSON object where each item is also a JSON with the key \"title\" with the \
+value containing the [subject, action, object, time, location] of the episode, a key \"keywords\" \
+with the string value being a list of 5-10 associated keywords unique to that specific episode, \
+and a final key \"example_sentences\" with a value being a list of 2-5 extracted sentences from \
+the input segment groups. Feel free to output less than {k} episodes if you feel that any are \
+redundant (could fit under an existing candidate episode). The title, keywords, and example \
+sentences of a predicted episode should not be able to be placed under another different \
+predicted episode."
+    ));
+    out
+}
+
+/// The most episodes an answer may hold for `clusters` candidate clusters (the prompt's k).
+pub fn max_episodes(clusters: usize) -> usize {
+    clusters.max(2)
+}
+
+/// The message sent back after an invalid answer.
+pub fn repair_note(problem: &str) -> String {
+    format!(
+        "Your answer could not be used: {problem}. Answer again with the whole answer inside \
+<answer></answer>: a JSON list of episodes, each with \"title\" (a list of exactly five strings: \
+subject, action, object, time, location), \"keywords\" (a list of 5-10 strings) and \
+\"example_sentences\" (a list of 2-5 sentences from the input groups)."
+    )
+}
+
+/// The JSON text of an answer: inside the last `<answer>…</answer>`, else the last fenced code
+/// block (```json … ```), else the whole text.
+pub fn extract_json(text: &str) -> &str {
+    if let Some(start) = text.rfind("<answer>") {
+        let rest = &text[start + "<answer>".len()..];
+        let inner = rest.find("</answer>").map_or(rest, |end| &rest[..end]);
+        return strip_fence(inner.trim());
+    }
+    if let Some(block) = last_fenced_block(text) {
+        return block.trim();
+    }
+    text.trim()
+}
+
+fn strip_fence(text: &str) -> &str {
+    last_fenced_block(text).map_or(text, str::trim)
+}
+
+fn last_fenced_block(text: &str) -> Option<&str> {
+    let open = text.rfind("```")?;
+    let before = &text[..open];
+    let start = before.rfind("```")?;
+    let body = &text[start + 3..open];
+    // Drop the info string (`json`) on the opening line.
+    let body = match body.find('\n') {
+        Some(nl) if !body[..nl].trim_start().starts_with(['{', '[']) => &body[nl + 1..],
+        _ => body,
+    };
+    Some(body)
+}
+
+/// Parses and validates an answer: 2..=`max` episodes, each with a five-field title, 5–10
+/// keywords and 2–5 example sentences. The error says what is wrong, for the repair note.
+pub fn parse_answer(text: &str, max: usize) -> Result<Vec<LlmEpisode>, String> {
+    let json = extract_json(text);
+    if json.is_empty() {
+        return Err("the answer is empty".into());
+    }
+    let value: Value =
+        serde_json::from_str(json).map_err(|e| format!("the answer is not valid JSON ({e})"))?;
+    let items: Vec<&Value> = match &value {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(map) => match map.get("episodes") {
+            Some(Value::Array(items)) if map.len() == 1 => items.iter().collect(),
+            _ if map.contains_key("title") => vec![&value],
+            _ => map.values().collect(),
+        },
+        _ => return Err("the answer is neither a JSON list nor a JSON object".into()),
+    };
+    if items.len() < 2 || items.len() > max {
+        return Err(format!(
+            "it has {} episodes; give at least 2 and at most {max}",
+            items.len()
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_episode(item).map_err(|e| format!("episode {}: {e}", i + 1)))
+        .collect()
+}
+
+fn parse_episode(item: &Value) -> Result<LlmEpisode, String> {
+    let Value::Object(map) = item else {
+        return Err("not a JSON object".into());
+    };
+    let title = match map.get("title") {
+        Some(Value::Object(fields)) => TITLE_FIELDS
+            .iter()
+            .map(|f| match fields.get(*f) {
+                Some(v) => scalar(v).ok_or_else(|| format!("title field `{f}` is not a string")),
+                None => Err(format!("title has no `{f}`")),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(v) => strings(v).ok_or("`title` is not a list of strings")?,
+        None => return Err("no `title`".into()),
+    };
+    if title.len() != 5 {
+        return Err(format!(
+            "`title` has {} fields; it needs exactly five: subject, action, object, time, location",
+            title.len()
+        ));
+    }
+    let mut keywords = strings(map.get("keywords").ok_or("no `keywords`")?)
+        .ok_or("`keywords` is not a list of strings")?;
+    // The paper's own example gives one comma-separated string.
+    if keywords.len() == 1 && keywords[0].contains(',') {
+        keywords = keywords[0]
+            .split(',')
+            .map(|k| k.trim().to_string())
+            .collect();
+    }
+    keywords.retain(|k| !k.is_empty());
+    if !(5..=10).contains(&keywords.len()) {
+        return Err(format!("{} keywords; give 5 to 10", keywords.len()));
+    }
+    let mut examples = strings(
+        map.get("example_sentences")
+            .ok_or("no `example_sentences`")?,
+    )
+    .ok_or("`example_sentences` is not a list of strings")?;
+    examples.retain(|e| !e.is_empty());
+    if !(2..=5).contains(&examples.len()) {
+        return Err(format!("{} example sentences; give 2 to 5", examples.len()));
+    }
+    Ok(LlmEpisode {
+        title,
+        keywords,
+        example_sentences: examples,
+    })
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Null => Some(String::new()),
+        _ => None,
+    }
+}
+
+/// A list of strings, or one string (taken as a one-item list).
+fn strings(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::Array(items) => items.iter().map(scalar).collect(),
+        Value::String(s) => Some(vec![s.trim().to_string()]),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"[
+      {"title": ["Protesters", "storm", "the legislature", "July 1, 2019", "Hong Kong"],
+       "keywords": ["storm", "legislature", "vandalism", "graffiti", "chamber"],
+       "example_sentences": ["Protesters broke in.", "Slogans were sprayed."]},
+      {"title": ["Police", "fire", "tear gas", "July 2, 2019", "Admiralty"],
+       "keywords": "tear gas, police, dispersal, rubber bullets, clearance",
+       "example_sentences": ["Police fired tear gas.", "The crowd dispersed."]}
+    ]"#;
+
+    #[test]
+    fn prompt_lists_groups_and_k() {
+        let p = build_prompt(&[vec!["a  b\nc", "d"], vec!["e"], vec!["f"]]);
+        assert!(p.starts_with("Group 1:\n- a b c\n- d\n\nGroup 2:\n- e\n\nGroup 3:\n- f\n\nTask:"));
+        assert!(p.contains("at least 2 and at most 3 potential episodes"));
+        assert!(p.contains("output less than 3 episodes"));
+        // One cluster still asks for at least 2 and at most 2.
+        assert!(build_prompt(&[vec!["x"]]).contains("at most 2 potential"));
+    }
+
+    #[test]
+    fn answers_in_tags_fences_and_shapes() {
+        let tagged = format!("Some thoughts.\n<answer>\n{GOOD}\n</answer>\nDone.");
+        let eps = parse_answer(&tagged, 3).unwrap();
+        assert_eq!(eps.len(), 2);
+        assert_eq!(eps[0].title[1], "storm");
+        // A comma-separated keyword string is split.
+        assert_eq!(eps[1].keywords.len(), 5);
+        assert_eq!(eps[1].keywords[0], "tear gas");
+        let fenced = format!("Here:\n```json\n{GOOD}\n```\n");
+        assert_eq!(parse_answer(&fenced, 3).unwrap(), eps);
+        let in_tags_fenced = format!("<answer>```json\n{GOOD}\n```</answer>");
+        assert_eq!(parse_answer(&in_tags_fenced, 3).unwrap(), eps);
+        // An object of episodes, and {"episodes": [...]}, and titles as objects.
+        let object = r#"{"1": {"title": {"subject": "A", "action": "b", "object": "c", "time": "d", "location": "e"},
+            "keywords": ["k1","k2","k3","k4","k5"], "example_sentences": ["s1", "s2"]},
+            "2": {"title": ["F","g","h","i","j"], "keywords": ["k1","k2","k3","k4","k5","k6"],
+            "example_sentences": ["s3", "s4", "s5"]}}"#;
+        let eps = parse_answer(object, 2).unwrap();
+        assert_eq!(eps[0].title, ["A", "b", "c", "d", "e"]);
+        assert_eq!(eps[1].example_sentences.len(), 3);
+        let wrapped = format!("{{\"episodes\": {GOOD}}}");
+        assert_eq!(parse_answer(&wrapped, 2).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn invalid_answers_say_what_is_wrong() {
+        let err = |t: &str, max| parse_answer(t, max).unwrap_err();
+        assert!(err("<answer>[{\"title\": </answer>", 3).contains("not valid JSON"));
+        assert!(err(GOOD, 1).contains("2 episodes; give at least 2 and at most 1"));
+        let one = r#"[{"title": ["a","b","c","d","e"], "keywords": ["1","2","3","4","5"], "example_sentences": ["x","y"]}]"#;
+        assert!(err(one, 3).contains("1 episodes"));
+        let short_title = GOOD.replace(r#""Police", "fire", "#, "");
+        assert!(err(&short_title, 3).starts_with("episode 2: `title` has 3 fields"));
+        let few_keywords = GOOD.replace(r#""graffiti", "chamber""#, r#""graffiti""#);
+        assert!(err(&few_keywords, 3).starts_with("episode 1: 4 keywords"));
+        let one_example = GOOD.replace(r#", "The crowd dispersed.""#, "");
+        assert!(err(&one_example, 3).starts_with("episode 2: 1 example sentences"));
+        assert!(err("", 3).contains("empty"));
+        assert!(err("42", 3).contains("neither"));
+        assert!(repair_note("x").contains("<answer></answer>"));
+    }
+}

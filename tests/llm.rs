@@ -1,0 +1,548 @@
+//! LLM episode estimation against real HTTP servers on 127.0.0.1 that speak the Anthropic
+//! Messages API and OpenAI chat completions (tests/util/llm.rs): request shapes, good answers,
+//! 429 with retry-after, 500, slow answers past the timeout, dropped connections, bodies that
+//! are not JSON, invalid answers repaired or given up on, the budget, the cache, and
+//! `epimine run` end to end with LLM episodes, the fallback, and the key kept out of every
+//! output.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use epimine::llm::{self, Backend, Client, LlmConfig, LlmError};
+use epimine::storage::Location;
+use epimine::tables::{Assignment, Episode};
+use serde_json::Value;
+use util::llm::{good_answer, LlmServer, Protocol, Reply};
+use util::*;
+
+const KEY: &str = "sk-test-0123456789-secret";
+
+fn groups() -> Vec<Vec<&'static str>> {
+    vec![
+        vec![
+            "Protesters broke into the legislature at night.",
+            "They sprayed slogans on the chamber walls.",
+        ],
+        vec![
+            "Police fired tear gas at the crowd.",
+            "Officers cleared the streets.",
+        ],
+        vec!["Dozens were arrested in the following days."],
+    ]
+}
+
+fn config(backend: Backend, url: &str, cache: Option<&Path>) -> LlmConfig {
+    LlmConfig {
+        backend,
+        base_url: Some(url.to_string()),
+        model: "test-model".into(),
+        timeout: 5.0,
+        retries: 3,
+        answer_retries: 1,
+        cache: cache.is_some(),
+        cache_dir: cache.map(|c| c.display().to_string()),
+        ..LlmConfig::default()
+    }
+}
+
+fn estimate(
+    client: &Client,
+    trial: u32,
+    answer_retries: u32,
+) -> Result<Vec<llm::LlmEpisode>, LlmError> {
+    block_on(llm::estimate(client, &groups(), trial, answer_retries))
+}
+
+fn good(req: &util::llm::Request) -> Reply {
+    Reply::Text(good_answer(&req.prompt(), 2))
+}
+
+#[test]
+fn anthropic_requests_have_the_messages_shape() {
+    let server = LlmServer::start(Protocol::Anthropic, |req, _| good(req));
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    let episodes = estimate(&client, 0, 1).unwrap();
+    assert_eq!(episodes.len(), 2);
+    assert_eq!(episodes[0].title[0], "Group 1");
+    assert_eq!(episodes[0].example_sentences[0], groups()[0][0]);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    assert_eq!(
+        (r.method.as_str(), r.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(r.headers["x-api-key"], KEY);
+    assert_eq!(r.headers["anthropic-version"], "2023-06-01");
+    assert!(r.headers["content-type"].starts_with("application/json"));
+    assert!(!r.headers.contains_key("authorization"));
+    assert_eq!(r.body["model"], "test-model");
+    assert_eq!(r.body["max_tokens"], 4096);
+    assert_eq!(r.body["temperature"], 1.0);
+    let messages = r.body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0]["role"], "user");
+    let prompt = messages[0]["content"].as_str().unwrap();
+    assert!(
+        prompt.starts_with("Group 1:\n- Protesters broke into"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("at least 2 and at most 3 potential episodes"));
+    assert_eq!(client.usage().requests, 1);
+}
+
+#[test]
+fn openai_requests_have_the_chat_shape() {
+    let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
+    let url = format!("{}/v1", server.url);
+    let client = Client::new(&config(Backend::Openai, &url, None), Some(KEY.into())).unwrap();
+    assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.headers["authorization"], format!("Bearer {KEY}"));
+    assert!(!r.headers.contains_key("x-api-key"));
+    assert_eq!(r.body["model"], "test-model");
+    assert_eq!(r.body["messages"][0]["role"], "user");
+    assert!(r.body["max_tokens"].is_number() && r.body["temperature"].is_number());
+    // A local server without a key gets no Authorization header.
+    let client = Client::new(&config(Backend::Openai, &url, None), None).unwrap();
+    estimate(&client, 0, 1).unwrap();
+    assert!(!server.requests()[1].headers.contains_key("authorization"));
+}
+
+#[test]
+fn retry_after_is_honoured_on_429() {
+    let server = LlmServer::start(Protocol::Anthropic, |req, n| match n {
+        0 => Reply::Status(
+            429,
+            vec![("retry-after".into(), "1".into())],
+            r#"{"type":"error","error":{"type":"rate_limit_error"}}"#.into(),
+        ),
+        _ => good(req),
+    });
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    let started = Instant::now();
+    assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let usage = client.usage();
+    assert_eq!((usage.requests, usage.retries), (2, 1));
+}
+
+#[test]
+fn server_errors_timeouts_drops_and_bad_bodies_are_retried() {
+    let server = LlmServer::start(Protocol::Openai, |req, n| match n {
+        0 => Reply::Status(500, vec![], "oops".into()),
+        1 => Reply::Slow(Duration::from_secs(3), Box::new(good(req))),
+        2 => Reply::Drop,
+        3 => Reply::Status(200, vec![], "this is not json".into()),
+        4 => Reply::Status(200, vec![], r#"{"choices": []}"#.into()),
+        _ => good(req),
+    });
+    let mut cfg = config(Backend::Openai, &server.url, None);
+    cfg.timeout = 1.0;
+    cfg.retries = 5;
+    let client = Client::new(&cfg, None).unwrap();
+    assert_eq!(estimate(&client, 0, 0).unwrap().len(), 2);
+    let usage = client.usage();
+    assert_eq!((usage.requests, usage.retries), (6, 5));
+    // Every attempt sent the same request.
+    let reqs = server.requests();
+    assert!(reqs.iter().all(|r| r.body == reqs[0].body));
+
+    // Out of retries: the error says how many attempts and what the last failure was.
+    let server = LlmServer::start(Protocol::Openai, |_, _| {
+        Reply::Status(503, vec![], "busy".into())
+    });
+    let mut cfg = config(Backend::Openai, &server.url, None);
+    cfg.retries = 2;
+    let client = Client::new(&cfg, None).unwrap();
+    let err = estimate(&client, 0, 0).unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Exhausted { attempts: 3, last } if last.contains("503")),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn refusals_are_not_retried_and_never_show_the_key() {
+    let server = LlmServer::start(Protocol::Anthropic, |req, _| {
+        // A server that echoes what it was sent.
+        Reply::Status(
+            401,
+            vec![],
+            format!("invalid x-api-key {}", req.headers["x-api-key"]),
+        )
+    });
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    let err = estimate(&client, 0, 1).unwrap_err().to_string();
+    assert!(err.contains("401") && err.contains("[key]"), "{err}");
+    assert!(!err.contains(KEY), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn invalid_answers_are_sent_back_with_what_was_wrong() {
+    // Malformed JSON first, then a valid answer.
+    let server = LlmServer::start(Protocol::Anthropic, |req, n| match n {
+        0 => Reply::Text("<answer>[{\"title\": [\"a\", </answer>".into()),
+        _ => good(req),
+    });
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let messages = reqs[1].body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[1]["role"], "assistant");
+    assert!(messages[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("[{\"title\""));
+    assert_eq!(messages[2]["role"], "user");
+    assert!(messages[2]["content"]
+        .as_str()
+        .unwrap()
+        .contains("not valid JSON"));
+    assert_eq!(client.usage().repairs, 1);
+
+    // Schema-invalid episodes every time: given up after answer_retries repairs.
+    let bad = r#"<answer>[{"title": ["a", "b", "c"], "keywords": ["1","2","3","4","5"], "example_sentences": ["x", "y"]},
+        {"title": ["a", "b", "c", "d", "e"], "keywords": ["1","2","3","4","5"], "example_sentences": ["x", "y"]}]</answer>"#;
+    let server = LlmServer::start(Protocol::Anthropic, move |_, _| Reply::Text(bad.into()));
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    let err = estimate(&client, 0, 2).unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Invalid { attempts: 3, problem } if problem.contains("episode 1: `title` has 3 fields")),
+        "{err}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].last_message().contains("`title` has 3 fields"));
+}
+
+#[test]
+fn the_budget_stops_requests() {
+    let server = LlmServer::start(Protocol::Openai, |_, _| {
+        Reply::Status(500, vec![], "no".into())
+    });
+    let mut cfg = config(Backend::Openai, &server.url, None);
+    cfg.max_requests = 2;
+    let client = Client::new(&cfg, None).unwrap();
+    assert_eq!(estimate(&client, 0, 0).unwrap_err(), LlmError::Budget(2));
+    assert_eq!(estimate(&client, 1, 0).unwrap_err(), LlmError::Budget(2));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn the_cache_answers_a_second_run_without_requests() {
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let server = LlmServer::start(Protocol::Anthropic, |req, _| good(req));
+    let cfg = config(Backend::Anthropic, &server.url, Some(&cache));
+    let first = Client::new(&cfg, Some(KEY.into())).unwrap();
+    let a = estimate(&first, 0, 1).unwrap();
+    let b = estimate(&first, 1, 1).unwrap();
+    assert_eq!(first.usage().requests, 2, "each trial is its own request");
+    let second = Client::new(&cfg, Some(KEY.into())).unwrap();
+    assert_eq!(estimate(&second, 0, 1).unwrap(), a);
+    assert_eq!(estimate(&second, 1, 1).unwrap(), b);
+    assert_eq!((second.usage().requests, second.usage().cache_hits), (0, 2));
+    assert_eq!(server.requests().len(), 2);
+    // Another temperature or model is another key.
+    let mut other = cfg.clone();
+    other.temperature = 0.0;
+    let third = Client::new(&other, Some(KEY.into())).unwrap();
+    estimate(&third, 0, 1).unwrap();
+    assert_eq!(third.usage().requests, 1);
+    // The cache holds answers, not the key.
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!text.contains(KEY));
+    }
+}
+
+// ---- `epimine run` end to end ----
+
+fn tiny_model() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
+    s(&dir).to_string()
+}
+
+fn synth(dir: &Path) -> PathBuf {
+    let corpus = dir.join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "3",
+        "--docs-per-event",
+        "25",
+        "--out",
+        s(&corpus),
+    ]);
+    corpus
+}
+
+/// Runs `epimine run` with the key in the environment; returns (exit code, stderr).
+fn run_llm(corpus: &Path, out: &Path, sets: &[String]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
+    cmd.args([
+        "run",
+        "--corpus",
+        s(corpus),
+        "--background",
+        s(&corpus.join("background.txt")),
+        "--out",
+        s(out),
+        "--model",
+        &tiny_model(),
+    ]);
+    for set in sets {
+        cmd.args(["--set", set]);
+    }
+    let output = cmd
+        .env("RUST_LOG", "info")
+        .env("EPIMINE_TEST_LLM_KEY", KEY)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned()
+        + &String::from_utf8_lossy(&output.stdout);
+    (output.status.code(), stderr)
+}
+
+fn llm_sets(url: &str, cache: &Path, trials: u32) -> Vec<String> {
+    vec![
+        "llm.backend=openai".into(),
+        "llm.model=test-model".into(),
+        format!("llm.base_url={url}/v1"),
+        "llm.api_key_env=EPIMINE_TEST_LLM_KEY".into(),
+        format!("llm.trials={trials}"),
+        "llm.concurrency=3".into(),
+        "llm.retries=1".into(),
+        format!("llm.cache_dir=\"{}\"", cache.display()),
+    ]
+}
+
+fn report(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+fn read<T: epimine::tables::Table>(out: &Path) -> Vec<T> {
+    block_on(Location::parse(s(out), false).unwrap().read_table()).unwrap()
+}
+
+#[test]
+fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
+    let dir = scratch();
+    let corpus = synth(dir.path());
+    let cache = dir.path().join("llm-cache");
+    let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
+    let first = dir.path().join("first");
+    let (code, log) = run_llm(&corpus, &first, &llm_sets(&server.url, &cache, 2));
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&first);
+    assert_eq!(r["llm"]["backend"], "openai");
+    assert_eq!(r["llm"]["usage"]["requests"], 6, "3 events × 2 trials");
+    assert_eq!(r["llm"]["usage"]["cache_hits"], 0);
+    assert_eq!(r["llm"]["fallbacks"], 0);
+    assert_eq!(server.requests().len(), 6);
+    let episodes: Vec<Episode> = read(&first);
+    assert!(!episodes.is_empty());
+    assert!(episodes.iter().all(|e| e.source == "llm"), "{episodes:?}");
+    assert!(episodes.iter().all(|e| e.title_fields.len() == 5
+        && (2..=5).contains(&e.example_sentences.len())
+        && (5..=10).contains(&e.keywords.len())));
+    assert_eq!(
+        episodes
+            .iter()
+            .map(|e| e.trial)
+            .collect::<std::collections::BTreeSet<_>>(),
+        [0, 1].into()
+    );
+    let assignments: Vec<Assignment> = read(&first);
+    for e in &episodes {
+        let n = assignments
+            .iter()
+            .filter(|a| {
+                (&a.key_event, a.trial, a.episode_id) == (&e.key_event, e.trial, e.episode_id)
+            })
+            .count();
+        assert_eq!(n, e.n_segments as usize);
+        assert!(n >= 2);
+    }
+
+    // Again: every answer from the cache, zero requests, the same bytes.
+    let second = dir.path().join("second");
+    let (code, log) = run_llm(&corpus, &second, &llm_sets(&server.url, &cache, 2));
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&second);
+    assert_eq!(r["llm"]["usage"]["requests"], 0);
+    assert_eq!(r["llm"]["usage"]["cache_hits"], 6);
+    assert_eq!(server.requests().len(), 6);
+    for f in [
+        "episodes.parquet",
+        "assignments.parquet",
+        "fragments.parquet",
+        "terms.parquet",
+        "pairs.parquet",
+    ] {
+        assert_eq!(
+            std::fs::read(first.join(f)).unwrap(),
+            std::fs::read(second.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+
+    // The key is in no output, no log line, not in the saved job.
+    for out in [&first, &second] {
+        for name in files_in(out) {
+            let bytes = std::fs::read(out.join(&name)).unwrap();
+            assert!(
+                !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+                "the key is in {name}"
+            );
+        }
+    }
+    assert!(!log.contains(KEY));
+    assert!(std::fs::read_to_string(second.join("job.toml"))
+        .unwrap()
+        .contains("EPIMINE_TEST_LLM_KEY"));
+
+    // eval reads the trials and reports their mean.
+    let stdout = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&first), "--json"]);
+    let scores: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(scores["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["trials"] == 2));
+}
+
+#[test]
+fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
+    let dir = scratch();
+    let corpus = synth(dir.path());
+    let segments: Vec<epimine::tables::Segment> = read(&corpus);
+    let events: Vec<String> = segments
+        .iter()
+        .map(|s| s.key_event.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // The server fails every request whose prompt holds a text of the first event.
+    let first_texts: Vec<String> = segments
+        .iter()
+        .filter(|s| s.key_event == events[0])
+        .map(|s| s.text.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let server = LlmServer::start(Protocol::Openai, move |req, _| {
+        let prompt = req.prompt();
+        if first_texts
+            .iter()
+            .any(|t| prompt.contains(&format!("- {t}\n")))
+        {
+            Reply::Status(500, vec![], "model crashed".into())
+        } else {
+            good(req)
+        }
+    });
+    let out = dir.path().join("out");
+    let (code, log) = run_llm(
+        &corpus,
+        &out,
+        &llm_sets(&server.url, &dir.path().join("c"), 1),
+    );
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&out);
+    assert_eq!(r["llm"]["fallbacks"], 1);
+    let failed = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key_event"] == events[0].as_str())
+        .unwrap();
+    assert_eq!(failed["status"], "ok");
+    let why = failed["llm"]["fallbacks"][0]["error"].as_str().unwrap();
+    assert!(why.contains("2 attempts") && why.contains("500"), "{why}");
+    let episodes: Vec<Episode> = read(&out);
+    for e in &episodes {
+        let expected = if e.key_event == events[0] {
+            "clusters"
+        } else {
+            "llm"
+        };
+        assert_eq!(e.source, expected, "{}", e.key_event);
+    }
+    assert_eq!(
+        episodes
+            .iter()
+            .map(|e| e.key_event.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn missing_keys_and_bad_llm_settings_are_clear_errors() {
+    let dir = scratch();
+    let run = |sets: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            s(dir.path()),
+        ];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let out = epimine(&args);
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&[
+        "llm.backend=anthropic",
+        "llm.model=claude",
+        "llm.api_key_env=EPIMINE_TEST_NO_SUCH_KEY",
+    ]);
+    assert!(
+        err.contains("EPIMINE_TEST_NO_SUCH_KEY") && err.contains("not set"),
+        "{err}"
+    );
+    let err = run(&["llm.backend=openai", "llm.model=m", "llm.trials=0"]);
+    assert!(err.contains("llm.trials"), "{err}");
+    let err = run(&["llm.backend=openai", "llm.model=m", "llm.base_url=ftp://x"]);
+    assert!(err.contains("llm.base_url"), "{err}");
+    let err = run(&["llm.backend=openai"]);
+    assert!(err.contains("llm.model"), "{err}");
+}
