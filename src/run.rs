@@ -360,12 +360,13 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             let status = &mut statuses[*i];
             bar.set_message(&status.key_event);
             let input = pending.input();
+            let mut known = pending.known_embeddings();
             let mut event_llm = EventLlm::default();
             let (mut n_eps, mut n_asg) = (0, 0);
             for trial in 0..job.llm.trials {
                 let answer = &answers[&(*i, trial)];
                 let from_llm = match answer {
-                    Ok(eps) => llm_specs(&encoder, eps).and_then(|specs| {
+                    Ok(eps) => llm_specs(&encoder, &mut known, eps).and_then(|specs| {
                         let out = episodes::assign(
                             &input,
                             &pending.prepared.key_event,
@@ -621,6 +622,16 @@ static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f32>>> =
     std::sync::LazyLock::new(HashMap::new);
 
 impl Pending {
+    /// The event's segment embeddings by whitespace-normalised text: an LLM's example sentence
+    /// copied from a segment needs no new encoding.
+    fn known_embeddings(&self) -> HashMap<String, Vec<f32>> {
+        self.segments
+            .iter()
+            .zip(&self.embeddings)
+            .map(|(s, e)| (normalise(&s.text), e.clone()))
+            .collect()
+    }
+
     fn input(&self) -> EventInput<'_> {
         EventInput {
             segments: &self.segments,
@@ -722,28 +733,45 @@ async fn ask_llm(
     answers
 }
 
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// LLM episodes as classification targets (§6): each vector is the harmonic-weighted mean of
-/// the sentence embeddings of [title joined by spaces, example sentence 1, 2, …].
+/// the sentence embeddings of [title joined by spaces, example sentence 1, 2, …]. Texts already
+/// in `known` (the event's segments, and texts of earlier trials) are not encoded again.
 fn llm_specs(
     encoder: &Encoder<DefaultBackend>,
+    known: &mut HashMap<String, Vec<f32>>,
     episodes: &[llm::LlmEpisode],
 ) -> Result<Vec<EpisodeSpec>, String> {
-    let mut texts: Vec<String> = Vec::new();
-    for e in episodes {
-        texts.push(e.title.join(" "));
-        texts.extend(e.example_sentences.iter().cloned());
+    let texts_of = |e: &llm::LlmEpisode| -> Vec<String> {
+        std::iter::once(e.title.join(" "))
+            .chain(e.example_sentences.iter().cloned())
+            .map(|t| normalise(&t))
+            .collect()
+    };
+    let mut new: Vec<String> = episodes
+        .iter()
+        .flat_map(texts_of)
+        .filter(|t| !known.contains_key(t))
+        .collect();
+    new.sort();
+    new.dedup();
+    if !new.is_empty() {
+        let refs: Vec<&str> = new.iter().map(String::as_str).collect();
+        let vectors = encoder
+            .sentence_embeddings(&refs)
+            .map_err(|e| format!("encoding the LLM's episodes: {e}"))?;
+        for (i, text) in new.into_iter().enumerate() {
+            known.insert(text, vectors.row(i).to_vec());
+        }
     }
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = encoder
-        .sentence_embeddings(&refs)
-        .map_err(|e| format!("encoding the LLM's episodes: {e}"))?;
-    let mut at = 0;
     Ok(episodes
         .iter()
         .map(|e| {
-            let n = 1 + e.example_sentences.len();
-            let rows: Vec<&[f32]> = (at..at + n).map(|i| vectors.row(i)).collect();
-            at += n;
+            let texts = texts_of(e);
+            let rows: Vec<&[f32]> = texts.iter().map(|t| known[t].as_slice()).collect();
             EpisodeSpec {
                 vector: episodes::classify::harmonic_mean_vector(&rows),
                 title: e.title.join(" "),

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The LLM path of `epimine run` on the development set against a local OpenAI-compatible server
+# (scripts/llm-local-server.py: answers the appendix-G prompt from the input groups; not a
+# model). Runs twice with the same answer cache and prints each run's request counts, wall time
+# and whether the outputs are byte-identical. Not a test: it prints figures.
+#   scripts/llm-smoke.sh [--set llm.trials=3 ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=${EPIMINE_SHARED:-../shared}
+work=${LLM_SMOKE_DIR:-target/llm-smoke}
+mkdir -p "$work"
+cargo build --release --quiet
+bin=target/release/epimine
+export RUST_LOG=${RUST_LOG:-warn}
+"$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
+[ -f "$work/bg.parquet" ] || "$bin" background build "$shared/data/background/bbc-news-2225.txt" --out "$work/bg.parquet" >/dev/null
+python3 scripts/llm-local-server.py >"$work/server.url" 2>"$work/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -s "$work/server.url" ] && break; sleep 0.1; done
+url=$(cat "$work/server.url")
+rm -rf "$work/llm-cache"
+for pass in first second; do
+    rm -rf "$work/$pass"
+    /usr/bin/time -f '%e %M' -o "$work/$pass.time" "$bin" run --corpus "$work/corpus" --background "$work/bg.parquet" \
+        --out "$work/$pass" -w 2 --set "encoder.cache_dir=\"$PWD/$work/enc-cache\"" \
+        --set llm.backend=openai --set llm.model=local --set "llm.base_url=\"$url/v1\"" \
+        --set "llm.cache_dir=\"$PWD/$work/llm-cache\"" --set llm.trials=3 "$@" >/dev/null || [ $? = 3 ]
+done
+python3 - "$work" <<'PY'
+import json, os, sys, filecmp
+work = sys.argv[1]
+for p in ("first", "second"):
+    r = json.load(open(os.path.join(work, p, "run.json")))
+    wall, rss = open(os.path.join(work, p + ".time")).read().split()
+    u = r["llm"]["usage"]
+    stages = ", ".join(f"{s['stage']} {s['seconds']:.1f} s" for s in r["stages"])
+    print(f"{p} run: {len(r['events'])} events x {r['llm']['trials']} trials: {u['requests']} requests, "
+          f"{u['cache_hits']} from the cache, {u['retries']} retries, {u['repairs']} repairs, "
+          f"{r['llm']['fallbacks']} fallbacks; wall {float(wall):.1f} s ({stages}), peak {int(rss) / 1024:.0f} MiB")
+same = all(filecmp.cmp(os.path.join(work, "first", f), os.path.join(work, "second", f), shallow=False)
+           for f in ("episodes.parquet", "assignments.parquet", "fragments.parquet", "terms.parquet", "pairs.parquet"))
+print("outputs byte-identical:", same)
+PY
