@@ -1,22 +1,29 @@
 //! `epimine run`: from a corpus of many key events to Parquet episodes in one command.
 //!
-//! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then, in
-//! the process hosting worker 0, a coordinator runs the per-event stages — encoding (sentence
-//! embeddings and static word vectors from one forward pass), expansion and synonym groups,
-//! partitioning, candidate clustering (§3–§4); with an `[llm]` backend, every event's candidate
-//! clusters go to the LLM (§5; requests concurrent across events, `llm.trials` times), else each
-//! kept cluster is an episode; then classification (§6). An event that fails is recorded in
-//! `run.json` and the others complete; an event whose LLM estimation fails falls back to no-LLM
-//! episodes and `run.json` says why.
+//! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then the
+//! per-event stages, again on every worker of every process: each worker reads its row groups of
+//! the corpus, segments and terms are exchanged to the worker that owns their event
+//! (`stats::keys::event_owner`), and each worker encodes its events (sentence embeddings and
+//! static word vectors from one forward pass), expands the salient set and forms synonym groups,
+//! partitions, clusters (§3–§4) and — without an LLM — classifies (§5 ablation, §6). With an
+//! `[llm]` backend, worker 0 sends every event's candidate clusters to the LLM (requests
+//! concurrent across events, `llm.trials` times), the answers go back to the owners, which
+//! classify. Reports are gathered at worker 0, sorted by event, and written by process 0: the
+//! same bytes for any layout. An event that fails is recorded in `run.json` and the others
+//! complete; an event whose LLM estimation fails falls back to no-LLM episodes and `run.json`
+//! says why.
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job) and `run.json`.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::background;
 use crate::encoder::{self, DefaultBackend, Encoder};
@@ -24,7 +31,7 @@ use crate::episodes::{self, expand, EpisodeSpec, EventCounts, EventInput};
 use crate::job::Job;
 use crate::llm::{self, LlmError};
 use crate::progress::Stage;
-use crate::stats::{self, Round, StatsError};
+use crate::stats::{self, keys, Round, StatsError};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
 
@@ -52,28 +59,31 @@ pub enum RunError {
     /// The LLM stage could not start (no key, no cache folder).
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// A worker of the per-event stages failed.
+    #[error("per-event stages: {0}")]
+    Workers(String),
 }
 
 /// One event's status in `run.json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventStatus {
     /// The key event.
     pub key_event: String,
     /// `ok` or `failed`.
-    pub status: &'static str,
+    pub status: String,
     /// Why it failed.
     pub error: Option<String>,
     /// Segments.
     pub segments: usize,
     /// Stage counts (episodes and assigned segments summed over trials).
     pub counts: EventCounts,
-    /// The LLM stage of the event, when one ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The LLM stage of the event, when one ran (`null` otherwise: no field is skipped, since
+    /// statuses cross workers in bincode).
     pub llm: Option<EventLlm>,
 }
 
 /// One event's LLM stage in `run.json`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EventLlm {
     /// Trials whose episodes came from the LLM.
     pub trials_ok: u32,
@@ -84,7 +94,7 @@ pub struct EventLlm {
 }
 
 /// A trial that fell back to no-LLM episodes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Fallback {
     /// The trial.
     pub trial: u32,
@@ -215,10 +225,12 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             seconds: started.elapsed().as_secs_f64(),
         })
     };
+    let writer = job.cluster.process == 0;
 
     // The LLM's key is read before any work, by the process that will use it (worker 0's).
-    let llm_key = if job.llm.enabled() && job.cluster.process == 0 {
-        Some(job.llm.api_key()?)
+    let llm_client = if job.llm.enabled() && writer {
+        let key = job.llm.api_key()?;
+        Some(Arc::new(llm::Client::new(&job.llm, key)?))
     } else {
         None
     };
@@ -235,215 +247,71 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         &bg,
         &job.cluster,
     )?;
-    let Some(output) = output else {
-        return Ok(None);
-    };
-    stage.finish(&format!(
-        "{} terms, {} pairs",
-        output.terms.len(),
-        output.pairs.len()
-    ));
+    drop(bg);
+    if let Some(output) = &output {
+        stage.finish(&format!(
+            "{} terms, {} pairs",
+            output.terms.len(),
+            output.pairs.len()
+        ));
+    } else {
+        stage.finish("done");
+    }
     timed("statistics", started);
 
-    // The coordinator: corpus, model.
+    // Every process: the model.
     let started = Instant::now();
-    let corpus = Location::parse(&job.corpus, false)?;
-    let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
     let model_dir = runtime.block_on(resolve_model(&job.encoder.model))?;
-    let device = encoder::default_device();
-    let encoder = Encoder::<DefaultBackend>::load(&model_dir, &device)?
-        .with_batch_size(job.encoder.batch_size);
     let model_files = sha256_files(&model_dir);
-    let model_hash = model_files
-        .get("model.safetensors")
-        .cloned()
-        .unwrap_or_default();
     timed("load", started);
 
-    let mut by_event: BTreeMap<&str, Vec<&Segment>> = BTreeMap::new();
-    for s in &segments {
-        by_event.entry(s.key_event.as_str()).or_default().push(s);
-    }
-    let mut terms_by_event: HashMap<&str, Vec<Term>> = HashMap::new();
-    for t in &output.terms {
+    // The per-event stages on the workers that own the events.
+    let mut terms_by_event: BTreeMap<String, Vec<Term>> = BTreeMap::new();
+    for t in output.map(|o| o.terms).unwrap_or_default() {
         terms_by_event
-            .entry(t.key_event.as_str())
+            .entry(t.key_event.clone())
             .or_default()
-            .push(t.clone());
+            .push(t);
     }
-
-    let llm_client = match llm_key {
-        Some(key) => Some(llm::Client::new(&job.llm, key)?),
-        None => None,
-    };
-
-    let started = Instant::now();
-    let bar = crate::progress::Bar::start("episodes", by_event.len() as u64);
-    let mut all = Outputs::default();
-    let mut statuses = Vec::new();
-    // Events waiting for the LLM, with what their classification needs.
-    let mut waiting: Vec<(usize, Pending)> = Vec::new();
-    for (event, segs) in &by_event {
-        bar.set_message(event);
-        let segs: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
-        let result = prepare_event(
-            job,
-            &encoder,
-            &model_hash,
-            &segs,
-            terms_by_event.remove(event).unwrap_or_default(),
-        );
-        let mut status = EventStatus {
-            key_event: event.to_string(),
-            status: "ok",
-            error: None,
-            segments: segs.len(),
-            counts: EventCounts::default(),
-            llm: None,
-        };
+    let shared = Arc::new(Shared {
+        job: job.clone(),
+        model_dir: model_dir.clone(),
+        model_hash: model_files
+            .get("model.safetensors")
+            .cloned()
+            .unwrap_or_default(),
+        terms: Mutex::new(Some(terms_by_event)),
+        llm: llm_client,
+        errors: Mutex::new(Vec::new()),
+    });
+    let config = job.cluster.timely_config()?;
+    let worker_shared = Arc::clone(&shared);
+    let guards = timely::execute(config, move |worker| event_worker(worker, &worker_shared))
+        .map_err(RunError::Workers)?;
+    let mut gathered = None;
+    for result in guards.join() {
         match result {
-            Ok((pending, set)) => {
-                all.terms.extend(set.rows);
-                all.pairs.extend(set.pairs);
-                all.fragments
-                    .extend(pending.prepared.fragments.iter().cloned());
-                status.counts = pending.prepared.counts.clone();
-                if llm_client.is_some() {
-                    waiting.push((statuses.len(), pending));
-                } else {
-                    let input = pending.input();
-                    let specs =
-                        episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
-                    status.counts.kept_clusters = specs.len();
-                    let (eps, asg) = episodes::assign(
-                        &input,
-                        &pending.prepared.key_event,
-                        &specs,
-                        &job.episodes,
-                        0,
-                    );
-                    if eps.is_empty() {
-                        fail(
-                            &mut status,
-                            episodes::EventError::NoEpisodes(job.episodes.min_segments).to_string(),
-                        );
-                    }
-                    status.counts.episodes = eps.len();
-                    status.counts.assigned = asg.len();
-                    all.episodes.extend(eps);
-                    all.assignments.extend(asg);
-                }
-            }
-            Err((e, set)) => {
-                if let Some(set) = set {
-                    all.terms.extend(set.rows);
-                    all.pairs.extend(set.pairs);
-                }
-                fail(&mut status, e);
-            }
+            Ok(Some(g)) => gathered = Some(g),
+            Ok(None) => {}
+            Err(e) => return Err(RunError::Workers(e)),
         }
-        statuses.push(status);
-        bar.inc();
     }
-    bar.finish();
-    timed("episodes", started);
-
-    let mut llm_report = None;
-    if let Some(client) = &llm_client {
-        let started = Instant::now();
-        let answers = runtime.block_on(ask_llm(client, &job.llm, &waiting));
-        timed("llm", started);
-        let started = Instant::now();
-        let mut fallbacks = 0;
-        let bar = crate::progress::Bar::start("classification", waiting.len() as u64);
-        for (i, pending) in &waiting {
-            let status = &mut statuses[*i];
-            bar.set_message(&status.key_event);
-            let input = pending.input();
-            let mut known = pending.known_embeddings();
-            let mut event_llm = EventLlm::default();
-            let (mut n_eps, mut n_asg) = (0, 0);
-            for trial in 0..job.llm.trials {
-                let answer = &answers[&(*i, trial)];
-                let from_llm = match answer {
-                    Ok(eps) => llm_specs(&encoder, &mut known, eps).and_then(|specs| {
-                        let out = episodes::assign(
-                            &input,
-                            &pending.prepared.key_event,
-                            &specs,
-                            &job.episodes,
-                            trial,
-                        );
-                        if out.0.is_empty() {
-                            Err(format!(
-                                "no LLM episode kept {} or more segments",
-                                job.episodes.min_segments
-                            ))
-                        } else {
-                            Ok(out)
-                        }
-                    }),
-                    Err(e) => Err(e.to_string()),
-                };
-                let (eps, asg) = match from_llm {
-                    Ok(out) => {
-                        event_llm.trials_ok += 1;
-                        out
-                    }
-                    Err(error) => {
-                        tracing::warn!(
-                            "{}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}",
-                            status.key_event
-                        );
-                        fallbacks += 1;
-                        event_llm.fallbacks.push(Fallback { trial, error });
-                        let specs =
-                            episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
-                        episodes::assign(
-                            &input,
-                            &pending.prepared.key_event,
-                            &specs,
-                            &job.episodes,
-                            trial,
-                        )
-                    }
-                };
-                event_llm.episodes_per_trial.push(eps.len());
-                n_eps += eps.len();
-                n_asg += asg.len();
-                all.episodes.extend(eps);
-                all.assignments.extend(asg);
-            }
-            status.counts.episodes = n_eps;
-            status.counts.assigned = n_asg;
-            if n_eps == 0 {
-                fail(
-                    status,
-                    episodes::EventError::NoEpisodes(job.episodes.min_segments).to_string(),
-                );
-            }
-            status.llm = Some(event_llm);
-            bar.inc();
-        }
-        bar.finish();
-        timed("classification", started);
-        llm_report = Some(LlmReport {
-            backend: job.llm.backend.name(),
-            model: job.llm.model.clone(),
-            url: client.url().to_string(),
-            trials: job.llm.trials,
-            usage: client.usage(),
-            fallbacks,
-        });
-        tracing::info!(
-            "LLM: {} requests, {} answers from the cache, {fallbacks} fallbacks",
-            client.usage().requests,
-            client.usage().cache_hits
-        );
+    if let Some(e) = shared.errors.lock().expect("error list").first() {
+        return Err(RunError::Workers(e.clone()));
     }
+    let Some(gathered) = gathered else {
+        return Ok(None);
+    };
+    stages.extend(gathered.stages);
 
     // Write everything, each file whole.
     let started = Instant::now();
+    let mut all = Outputs::default();
+    let mut statuses = Vec::new();
+    for (_, report) in gathered.reports {
+        all.extend(report.outputs);
+        statuses.push(report.status);
+    }
     let Outputs {
         episodes: episodes_rows,
         assignments,
@@ -460,7 +328,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             files: model_files,
         }),
         stages: Vec::new(),
-        llm: llm_report,
+        llm: gathered.llm,
         events: statuses,
         partial,
     };
@@ -475,7 +343,10 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             .await?;
         Ok::<_, StorageError>(())
     })?;
-    timed("write", started);
+    stages.push(StageTime {
+        stage: "write".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
     report.stages = stages;
     let json = serde_json::to_string_pretty(&report).expect("reports serialize");
     runtime.block_on(out.put("run.json", json.into_bytes().into()))?;
@@ -483,6 +354,392 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
         report,
         out: out.display().to_string(),
     }))
+}
+
+/// What every worker of the per-event stages shares.
+struct Shared {
+    job: Job,
+    model_dir: PathBuf,
+    model_hash: String,
+    /// The statistics' terms by event (process 0; taken by worker 0).
+    terms: Mutex<Option<BTreeMap<String, Vec<Term>>>>,
+    /// The LLM client (process 0).
+    llm: Option<Arc<llm::Client>>,
+    /// What went wrong on some worker.
+    errors: Mutex<Vec<String>>,
+}
+
+/// One trial's LLM answer for an event (the error as text).
+type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
+
+/// A message to the worker that owns a key event ([`keys::event_owner`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum ToOwner {
+    /// One of the event's segments.
+    Segment(Segment),
+    /// The event's terms from the statistics dataflow.
+    Terms(String, Vec<Term>),
+    /// The LLM's answers for the event, by trial.
+    Answers(String, Vec<TrialAnswer>),
+}
+
+impl ToOwner {
+    fn key_event(&self) -> &str {
+        match self {
+            ToOwner::Segment(s) => &s.key_event,
+            ToOwner::Terms(e, _) | ToOwner::Answers(e, _) => e,
+        }
+    }
+}
+
+/// An owner's report on one event, sent to worker 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct EventReport {
+    status: EventStatus,
+    outputs: Outputs,
+    /// The LLM's input (each kept cluster's most salient segments), when the event waits for it.
+    prompt: Option<Vec<Vec<String>>>,
+}
+
+/// What worker 0 gathers.
+struct Gathered {
+    reports: BTreeMap<String, EventReport>,
+    stages: Vec<StageTime>,
+    llm: Option<LlmReport>,
+}
+
+/// Sends `items` to the workers `route` names (all workers call it with their own items) and
+/// returns what this worker received: one small timely dataflow of input, exchange and capture.
+fn shuffle<D>(
+    worker: &mut timely::worker::Worker,
+    items: Vec<D>,
+    route: impl Fn(&D) -> u64 + 'static,
+) -> Vec<D>
+where
+    D: timely::ExchangeData + Clone,
+{
+    use timely::dataflow::operators::{Exchange, Input, Inspect, Probe};
+    let received: Rc<RefCell<Vec<D>>> = Rc::default();
+    let sink = Rc::clone(&received);
+    let mut input = timely::dataflow::InputHandle::new();
+    let probe = worker.dataflow::<u32, _, _>(|scope| {
+        scope
+            .input_from(&mut input)
+            .container::<Vec<D>>()
+            .exchange(move |d| route(d))
+            .inspect(move |d| sink.borrow_mut().push(d.clone()))
+            .probe()
+            .0
+    });
+    for item in items {
+        input.send(item);
+    }
+    drop(input);
+    while !probe.done() {
+        worker.step_or_park(None);
+    }
+    received.take()
+}
+
+fn owner_of(key_event: &str, peers: usize) -> u64 {
+    keys::event_owner(key_event, peers) as u64
+}
+
+/// One worker of the per-event stages: reads its row groups of the corpus; segments and terms go
+/// to the worker owning their event; each worker encodes and runs §3–§6 (without an LLM) or
+/// §3–§4 (with one) on its events and reports to worker 0. With an LLM, worker 0 asks it for
+/// every waiting event, the answers go back to the owners, which classify and report again.
+fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<Gathered> {
+    let (index, peers) = (worker.index(), worker.peers());
+    let job = &shared.job;
+    let fail = |e: String| {
+        tracing::error!(worker = index, "{e}");
+        shared.errors.lock().expect("error list").push(e);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime per worker");
+    let started = Instant::now();
+    let mut stages = Vec::new();
+
+    // Segments and terms to the owners.
+    let mut outgoing: Vec<ToOwner> = match Location::parse(&job.corpus, false)
+        .map_err(|e| e.to_string())
+        .and_then(|corpus| {
+            runtime
+                .block_on(stats::read_segment_shard(&corpus, index, peers))
+                .map_err(|e| e.to_string())
+        }) {
+        Ok(segments) => segments.into_iter().map(ToOwner::Segment).collect(),
+        Err(e) => {
+            fail(e);
+            Vec::new()
+        }
+    };
+    if let Some(terms) = shared.terms.lock().expect("terms").take() {
+        outgoing.extend(terms.into_iter().map(|(e, t)| ToOwner::Terms(e, t)));
+    }
+    let mut mine: BTreeMap<String, (Vec<Segment>, Vec<Term>)> = BTreeMap::new();
+    for message in shuffle(worker, outgoing, move |m| owner_of(m.key_event(), peers)) {
+        match message {
+            ToOwner::Segment(s) => mine.entry(s.key_event.clone()).or_default().0.push(s),
+            ToOwner::Terms(e, t) => mine.entry(e).or_default().1 = t,
+            ToOwner::Answers(..) => {}
+        }
+    }
+    let encoder =
+        match Encoder::<DefaultBackend>::load(&shared.model_dir, &encoder::default_device()) {
+            Ok(e) => Some(e.with_batch_size(job.encoder.batch_size)),
+            Err(e) => {
+                fail(format!("encoder: {e}"));
+                None
+            }
+        };
+
+    // §3–§6 (or §3–§4) on this worker's events.
+    let bar = (index == 0).then(|| {
+        crate::progress::Bar::start(
+            &format!("episodes (worker 0 of {peers})"),
+            mine.len() as u64,
+        )
+    });
+    let mut reports = Vec::new();
+    let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    for (event, (mut segs, terms)) in mine {
+        if let Some(bar) = &bar {
+            bar.set_message(&event);
+        }
+        segs.sort_by_key(|s| (s.doc_id, s.seg_idx));
+        let mut report = EventReport {
+            status: EventStatus {
+                key_event: event.clone(),
+                status: "ok".into(),
+                error: None,
+                segments: segs.len(),
+                counts: EventCounts::default(),
+                llm: None,
+            },
+            outputs: Outputs::default(),
+            prompt: None,
+        };
+        let Some(encoder) = &encoder else {
+            set_failed(&mut report.status, "no encoder".into());
+            reports.push(report);
+            continue;
+        };
+        match prepare_event(job, encoder, &shared.model_hash, &segs, terms) {
+            Ok((p, set)) => {
+                report.outputs.terms = set.rows;
+                report.outputs.pairs = set.pairs;
+                report.outputs.fragments = p.prepared.fragments.clone();
+                report.status.counts = p.prepared.counts.clone();
+                if shared.job.llm.enabled() {
+                    report.prompt = Some(
+                        p.prepared
+                            .top_segments(job.llm.segments_per_cluster)
+                            .into_iter()
+                            .map(|g| g.into_iter().map(|s| p.segments[s].text.clone()).collect())
+                            .collect(),
+                    );
+                    pending.insert(event.clone(), p);
+                } else {
+                    let input = p.input();
+                    let specs = episodes::cluster_episodes(&input, &p.prepared, &job.episodes);
+                    report.status.counts.kept_clusters = specs.len();
+                    let (eps, asg) =
+                        episodes::assign(&input, &p.prepared.key_event, &specs, &job.episodes, 0);
+                    finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+                    report.outputs.episodes = eps;
+                    report.outputs.assignments = asg;
+                }
+            }
+            Err((e, set)) => {
+                if let Some(set) = set {
+                    report.outputs.terms = set.rows;
+                    report.outputs.pairs = set.pairs;
+                }
+                set_failed(&mut report.status, e);
+            }
+        }
+        reports.push(report);
+        if let Some(bar) = &bar {
+            bar.inc();
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish();
+    }
+    let gathered = shuffle(worker, reports, |_| 0);
+    let mut reports: BTreeMap<String, EventReport> = gathered
+        .into_iter()
+        .map(|r| (r.status.key_event.clone(), r))
+        .collect();
+    stages.push(StageTime {
+        stage: "episodes".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    if !job.llm.enabled() {
+        return (index == 0).then_some(Gathered {
+            reports,
+            stages,
+            llm: None,
+        });
+    }
+
+    // §5 with the LLM, from worker 0; answers to the owners.
+    let started = Instant::now();
+    let mut answers_out: Vec<ToOwner> = Vec::new();
+    if let (0, Some(client)) = (index, &shared.llm) {
+        let prompts: Vec<(String, Vec<Vec<String>>)> = reports
+            .iter()
+            .filter_map(|(e, r)| Some((e.clone(), r.prompt.clone()?)))
+            .collect();
+        let answers = runtime.block_on(ask_llm(client, &job.llm, &prompts));
+        let mut by_event: BTreeMap<String, Vec<TrialAnswer>> = BTreeMap::new();
+        for ((event, trial), answer) in answers {
+            by_event
+                .entry(event)
+                .or_default()
+                .push((trial, answer.map_err(|e| e.to_string())));
+        }
+        answers_out = by_event
+            .into_iter()
+            .map(|(e, a)| ToOwner::Answers(e, a))
+            .collect();
+        stages.push(StageTime {
+            stage: "llm".into(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    let started = Instant::now();
+    let mut second = Vec::new();
+    for message in shuffle(worker, answers_out, move |m| owner_of(m.key_event(), peers)) {
+        let ToOwner::Answers(event, answers) = message else {
+            continue;
+        };
+        let (Some(p), Some(encoder)) = (pending.get(&event), &encoder) else {
+            continue;
+        };
+        second.push(classify_with_llm(job, encoder, &event, p, answers));
+    }
+    for (event, llm_status, eps, asg) in shuffle(worker, second, |_| 0) {
+        let Some(report) = reports.get_mut(&event) else {
+            continue;
+        };
+        finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+        report.status.llm = Some(llm_status);
+        report.outputs.episodes = eps;
+        report.outputs.assignments = asg;
+    }
+    if index != 0 {
+        return None;
+    }
+    stages.push(StageTime {
+        stage: "classification".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    let client = shared.llm.as_ref()?;
+    let fallbacks = reports
+        .values()
+        .filter_map(|r| r.status.llm.as_ref())
+        .map(|l| l.fallbacks.len())
+        .sum();
+    let usage = client.usage();
+    tracing::info!(
+        "LLM: {} requests, {} answers from the cache, {fallbacks} fallbacks",
+        usage.requests,
+        usage.cache_hits
+    );
+    Some(Gathered {
+        reports,
+        stages,
+        llm: Some(LlmReport {
+            backend: job.llm.backend.name(),
+            model: job.llm.model.clone(),
+            url: client.url().to_string(),
+            trials: job.llm.trials,
+            usage,
+            fallbacks,
+        }),
+    })
+}
+
+/// The episodes and assigned segments of an event, summed over trials; no episode is a failure.
+fn finish_counts(
+    status: &mut EventStatus,
+    params: &episodes::EpisodeParams,
+    episodes: usize,
+    assigned: usize,
+) {
+    status.counts.episodes = episodes;
+    status.counts.assigned = assigned;
+    if episodes == 0 && status.status == "ok" {
+        set_failed(
+            status,
+            episodes::EventError::NoEpisodes(params.min_segments).to_string(),
+        );
+    }
+}
+
+/// An event's LLM trials: its answers classified against (§6), a failed trial replaced by the
+/// no-LLM episodes.
+fn classify_with_llm(
+    job: &Job,
+    encoder: &Encoder<DefaultBackend>,
+    event: &str,
+    pending: &Pending,
+    mut answers: Vec<TrialAnswer>,
+) -> (String, EventLlm, Vec<Episode>, Vec<Assignment>) {
+    answers.sort_by_key(|a| a.0);
+    let input = pending.input();
+    let mut known = pending.known_embeddings();
+    let mut status = EventLlm::default();
+    let (mut episodes_out, mut assignments_out) = (Vec::new(), Vec::new());
+    for (trial, answer) in answers {
+        let from_llm = answer.and_then(|eps| {
+            let specs = llm_specs(encoder, &mut known, &eps)?;
+            let out = episodes::assign(
+                &input,
+                &pending.prepared.key_event,
+                &specs,
+                &job.episodes,
+                trial,
+            );
+            if out.0.is_empty() {
+                Err(format!(
+                    "no LLM episode kept {} or more segments",
+                    job.episodes.min_segments
+                ))
+            } else {
+                Ok(out)
+            }
+        });
+        let (eps, asg) = match from_llm {
+            Ok(out) => {
+                status.trials_ok += 1;
+                out
+            }
+            Err(error) => {
+                tracing::warn!(
+                    "{event}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}"
+                );
+                status.fallbacks.push(Fallback { trial, error });
+                let specs = episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
+                episodes::assign(
+                    &input,
+                    &pending.prepared.key_event,
+                    &specs,
+                    &job.episodes,
+                    trial,
+                )
+            }
+        };
+        status.episodes_per_trial.push(eps.len());
+        episodes_out.extend(eps);
+        assignments_out.extend(asg);
+    }
+    (event.to_string(), status, episodes_out, assignments_out)
 }
 
 /// An event's encoder outputs: segment embeddings and static word vectors.
@@ -594,8 +851,8 @@ fn encode_event(
     Ok(encoded)
 }
 
-/// Everything a run writes, gathered over events.
-#[derive(Default)]
+/// Everything a run writes, of one event or gathered over events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Outputs {
     episodes: Vec<Episode>,
     assignments: Vec<Assignment>,
@@ -604,9 +861,19 @@ struct Outputs {
     pairs: Vec<Pair>,
 }
 
-fn fail(status: &mut EventStatus, error: String) {
+impl Outputs {
+    fn extend(&mut self, other: Outputs) {
+        self.episodes.extend(other.episodes);
+        self.assignments.extend(other.assignments);
+        self.fragments.extend(other.fragments);
+        self.terms.extend(other.terms);
+        self.pairs.extend(other.pairs);
+    }
+}
+
+fn set_failed(status: &mut EventStatus, error: String) {
     tracing::warn!("{}: skipped: {error}", status.key_event);
-    status.status = "failed";
+    status.status = "failed".into();
     status.error = Some(error);
 }
 
@@ -693,33 +960,27 @@ fn prepare_event(
 }
 
 /// §5 with an LLM: every waiting event's trials, at most `llm.concurrency` requests in flight
-/// across events. Answers by (event's status index, trial).
+/// across events. Answers by (event, trial).
 async fn ask_llm(
     client: &llm::Client,
     config: &llm::LlmConfig,
-    waiting: &[(usize, Pending)],
-) -> BTreeMap<(usize, u32), Result<Vec<llm::LlmEpisode>, LlmError>> {
+    prompts: &[(String, Vec<Vec<String>>)],
+) -> BTreeMap<(String, u32), Result<Vec<llm::LlmEpisode>, LlmError>> {
     use futures::StreamExt;
     let bar = crate::progress::Bar::start(
         "LLM estimation",
-        waiting.len() as u64 * u64::from(config.trials),
+        prompts.len() as u64 * u64::from(config.trials),
     );
-    let jobs = waiting.iter().flat_map(|(i, pending)| {
-        let groups: Vec<Vec<&str>> = pending
-            .prepared
-            .top_segments(config.segments_per_cluster)
-            .into_iter()
-            .map(|g| {
-                g.into_iter()
-                    .map(|s| pending.segments[s].text.as_str())
-                    .collect()
-            })
+    let jobs = prompts.iter().flat_map(|(event, groups)| {
+        let groups: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.iter().map(String::as_str).collect())
             .collect();
         (0..config.trials).map(move |trial| {
             let groups = groups.clone();
             async move {
                 let answer = llm::estimate(client, &groups, trial, config.answer_retries).await;
-                ((*i, trial), answer)
+                ((event.clone(), trial), answer)
             }
         })
     });

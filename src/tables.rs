@@ -343,7 +343,7 @@ fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
 }
 
 /// One row of `segments`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
     /// The key event (its folder name).
     pub key_event: String,
@@ -506,7 +506,7 @@ impl Table for GoldEpisode {
 }
 
 /// One row of `episodes`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Episode {
     /// The key event.
     pub key_event: String,
@@ -631,7 +631,7 @@ fn string_lists(
 }
 
 /// One row of `assignments`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Assignment {
     /// The key event.
     pub key_event: String,
@@ -725,7 +725,7 @@ pub fn pairs_schema() -> SchemaRef {
 }
 
 /// One row of `terms`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Term {
     /// The key event.
     pub key_event: String,
@@ -804,7 +804,7 @@ impl Table for Term {
 }
 
 /// One row of `pairs`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pair {
     /// The key event.
     pub key_event: String,
@@ -874,7 +874,7 @@ pub fn fragments_schema() -> SchemaRef {
 }
 
 /// One row of `fragments`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FragmentRow {
     /// The key event.
     pub key_event: String,

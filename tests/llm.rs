@@ -365,7 +365,10 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     let cache = dir.path().join("llm-cache");
     let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
     let first = dir.path().join("first");
-    let (code, log) = run_llm(&corpus, &first, &llm_sets(&server.url, &cache, 2));
+    // Two workers here, one in the second run: the same bytes whatever the layout.
+    let mut sets = llm_sets(&server.url, &cache, 2);
+    sets.push("cluster.workers=2".into());
+    let (code, log) = run_llm(&corpus, &first, &sets);
     assert_eq!(code, Some(0), "{log}");
     let r = report(&first);
     assert_eq!(r["llm"]["backend"], "openai");
@@ -398,7 +401,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
         assert!(n >= 2);
     }
 
-    // Again: every answer from the cache, zero requests, the same bytes.
+    // Again (one worker): every answer from the cache, zero requests, the same bytes.
     let second = dir.path().join("second");
     let (code, log) = run_llm(&corpus, &second, &llm_sets(&server.url, &cache, 2));
     assert_eq!(code, Some(0), "{log}");

@@ -88,7 +88,7 @@ pub struct EventInput<'a> {
 }
 
 /// Counts of one event's stages, for `run.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EventCounts {
     /// Salient terms.
     pub salient_terms: usize,

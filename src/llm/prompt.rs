@@ -7,7 +7,7 @@ use serde_json::Value;
 pub const TITLE_FIELDS: [&str; 5] = ["subject", "action", "object", "time", "location"];
 
 /// One episode as the LLM describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LlmEpisode {
     /// [subject, action, object, time, location].
     pub title: Vec<String>,

@@ -7,7 +7,8 @@
 //! - `TermId` — the background join;
 //! - `EventId` — salience threshold and salient set of an event, |T|;
 //! - `(EventId, SegKey)` — the salient terms of one segment (pair generation);
-//! - `(EventId, TermId, TermId)` — term-pair co-occurrence counts.
+//! - `(EventId, TermId, TermId)` — term-pair co-occurrence counts;
+//! - [`event_owner`] — the worker that runs an event's per-event stages in `epimine run`.
 
 /// Id of a key event: the fixed-seed hash of its name.
 pub type EventId = u64;
@@ -49,6 +50,12 @@ pub fn seg_key(doc_id: u32, seg_idx: u32) -> SegKey {
     (u64::from(doc_id) << 32) | u64::from(seg_idx)
 }
 
+/// The worker that owns a key event in the per-event stages of `epimine run` (its segments,
+/// terms and LLM answers are sent there).
+pub fn event_owner(key_event: &str, peers: usize) -> usize {
+    (event_id(key_event) % peers as u64) as usize
+}
+
 /// The worker that reads input unit `unit` (a Parquet row group or a background line).
 pub fn owner(unit: usize, peers: usize) -> usize {
     unit % peers
@@ -66,5 +73,11 @@ mod tests {
         assert_eq!(hash_str(""), hash_str(""));
         assert_eq!(seg_key(1, 2), (1u64 << 32) | 2);
         assert_eq!(owner(5, 2), 1);
+        assert!((0..50).all(|i| event_owner(&format!("event {i}"), 3) < 3));
+        // Events spread over workers.
+        let on_0 = (0..100)
+            .filter(|i| event_owner(&format!("e{i}"), 2) == 0)
+            .count();
+        assert!((25..=75).contains(&on_0), "{on_0}");
     }
 }

@@ -157,12 +157,15 @@ async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, StatsE
     Ok(files)
 }
 
-/// Reads this worker's row groups of a corpus and tokenizes them.
-async fn read_shard(round: &Round, index: usize, peers: usize) -> Result<RoundInput, StatsError> {
-    let corpus = Location::parse(&round.corpus, false)?;
+/// Reads worker `index`'s share (of `peers`) of a corpus's row groups.
+pub async fn read_segment_shard(
+    corpus: &Location,
+    index: usize,
+    peers: usize,
+) -> Result<Vec<Segment>, StatsError> {
     let mut segments: Vec<Segment> = Vec::new();
     let mut unit = 0;
-    for (name, groups) in segment_files(&corpus).await? {
+    for (name, groups) in segment_files(corpus).await? {
         let mine: Vec<usize> = (0..groups)
             .filter(|g| keys::owner(unit + g, peers) == index)
             .collect();
@@ -179,6 +182,13 @@ async fn read_shard(round: &Round, index: usize, peers: usize) -> Result<RoundIn
         })?;
         segments.extend(rows);
     }
+    Ok(segments)
+}
+
+/// Reads this worker's row groups of a corpus and tokenizes them.
+async fn read_shard(round: &Round, index: usize, peers: usize) -> Result<RoundInput, StatsError> {
+    let corpus = Location::parse(&round.corpus, false)?;
+    let segments = read_segment_shard(&corpus, index, peers).await?;
     Ok(dataflow::tokenize_segments(
         segments
             .iter()
