@@ -194,9 +194,12 @@ pub struct StatsArgs {
     /// Output folder for terms.parquet and pairs.parquet.
     #[arg(long)]
     pub out: String,
-    /// Skip word vectors (no expansion, no synonym groups).
+    /// Skip word vectors (no expansion, no synonym groups): the dataflow alone.
     #[arg(long)]
     pub no_vectors: bool,
+    /// The encoder for word vectors: a model folder or a name in the model cache.
+    #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
+    pub model: String,
     /// Timely layout.
     #[command(flatten)]
     pub timely: TimelyArgs,

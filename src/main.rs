@@ -88,11 +88,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Stats(args) => {
             let cluster = args.timely.cluster();
             let (corpus, bg, out) = (args.corpus, args.background, args.out);
-            let vectors = !args.no_vectors;
+            let (vectors, model) = (!args.no_vectors, args.model);
             let started = std::time::Instant::now();
-            // The dataflow runs its own threads; keep it off the async runtime.
-            let result = tokio::task::spawn_blocking(move || {
-                stats::run(&corpus, &bg, &out, &cluster, vectors).map(|o| (o, out))
+            // The dataflows run their own threads; keep them off the async runtime.
+            let result = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+                let output = if vectors {
+                    let job = epimine::job::Job {
+                        corpus,
+                        background: bg,
+                        out: out.clone(),
+                        encoder: epimine::job::EncoderConfig {
+                            model,
+                            ..Default::default()
+                        },
+                        cluster,
+                        ..Default::default()
+                    };
+                    epimine::run::stats_with_vectors(&job)?
+                } else {
+                    stats::run(&corpus, &bg, &out, &cluster)?
+                };
+                Ok((output, out))
             })
             .await??;
             if let (Some(output), out) = result {

@@ -211,13 +211,21 @@ pub struct RunOutcome {
     pub out: String,
 }
 
-/// Runs a whole job. Returns `None` in processes other than the one hosting worker 0.
-pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
-    job.validate()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Model(e.to_string()))?;
+/// What the distributed part of a run gathered (process 0).
+struct Distributed {
+    gathered: Gathered,
+    model_dir: PathBuf,
+    model_files: BTreeMap<String, String>,
+    stages: Vec<StageTime>,
+}
+
+/// The statistics dataflow, then the per-event stages on the workers owning the events
+/// (`terms_only`: just expansion and synonym groups). `None` outside process 0.
+fn distributed(
+    job: &Job,
+    runtime: &tokio::runtime::Runtime,
+    terms_only: bool,
+) -> Result<Option<Distributed>, RunError> {
     let mut stages: Vec<StageTime> = Vec::new();
     let mut timed = |name: &str, started: Instant| {
         stages.push(StageTime {
@@ -228,7 +236,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     let writer = job.cluster.process == 0;
 
     // The LLM's key is read before any work, by the process that will use it (worker 0's).
-    let llm_client = if job.llm.enabled() && writer {
+    let llm_client = if job.llm.enabled() && writer && !terms_only {
         let key = job.llm.api_key()?;
         Some(Arc::new(llm::Client::new(&job.llm, key)?))
     } else {
@@ -281,6 +289,7 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
             .cloned()
             .unwrap_or_default(),
         terms: Mutex::new(Some(terms_by_event)),
+        terms_only,
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
     });
@@ -299,10 +308,34 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
     if let Some(e) = shared.errors.lock().expect("error list").first() {
         return Err(RunError::Workers(e.clone()));
     }
-    let Some(gathered) = gathered else {
+    let Some(mut gathered) = gathered else {
         return Ok(None);
     };
-    stages.extend(gathered.stages);
+    stages.append(&mut gathered.stages);
+    Ok(Some(Distributed {
+        gathered,
+        model_dir,
+        model_files,
+        stages,
+    }))
+}
+
+/// Runs a whole job. Returns `None` in processes other than the one hosting worker 0.
+pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
+    job.validate()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Model(e.to_string()))?;
+    let Some(Distributed {
+        gathered,
+        model_dir,
+        model_files,
+        mut stages,
+    }) = distributed(job, &runtime, false)?
+    else {
+        return Ok(None);
+    };
 
     // Write everything, each file whole.
     let started = Instant::now();
@@ -363,6 +396,8 @@ struct Shared {
     model_hash: String,
     /// The statistics' terms by event (process 0; taken by worker 0).
     terms: Mutex<Option<BTreeMap<String, Vec<Term>>>>,
+    /// Only expansion and synonym groups (`epimine stats` with vectors).
+    terms_only: bool,
     /// The LLM client (process 0).
     llm: Option<Arc<llm::Client>>,
     /// What went wrong on some worker.
@@ -528,6 +563,20 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
             reports.push(report);
             continue;
         };
+        if shared.terms_only {
+            match term_set(job, encoder, &shared.model_hash, &segs, &terms) {
+                Ok((set, _)) => {
+                    report.outputs.terms = set.rows;
+                    report.outputs.pairs = set.pairs;
+                }
+                Err(e) => set_failed(&mut report.status, e),
+            }
+            reports.push(report);
+            if let Some(bar) = &bar {
+                bar.inc();
+            }
+            continue;
+        }
         match prepare_event(job, encoder, &shared.model_hash, &segs, terms) {
             Ok((p, set)) => {
                 report.outputs.terms = set.rows;
@@ -910,6 +959,65 @@ impl Pending {
     }
 }
 
+/// Encodes an event (or reads the encoder cache) and builds its term set (§1 expansion and
+/// synonym groups, pairs in the group sense).
+fn term_set(
+    job: &Job,
+    encoder: &Encoder<DefaultBackend>,
+    model_hash: &str,
+    segs: &[Segment],
+    rows: &[Term],
+) -> Result<(expand::TermSet, Encoded), String> {
+    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+    let encoded =
+        encode_event(job, encoder, model_hash, &texts).map_err(|e| format!("encoder: {e}"))?;
+    let seg_terms: Vec<HashSet<String>> = segs
+        .iter()
+        .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
+        .collect();
+    let empty = HashMap::new();
+    let set = expand::build_term_set(
+        rows,
+        if job.terms.vectors {
+            &encoded.1
+        } else {
+            &empty
+        },
+        job.terms.expansion,
+        job.terms.synonym,
+        &seg_terms,
+    );
+    Ok((set, encoded))
+}
+
+/// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each
+/// event its word vectors (the encoder), expansion and synonym groups (§1) and the pairs in the
+/// group sense (§2); writes `terms.parquet` and `pairs.parquet` (process 0), the same tables
+/// `epimine run` writes. `None` outside process 0.
+pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Model(e.to_string()))?;
+    let Some(done) = distributed(job, &runtime, true)? else {
+        return Ok(None);
+    };
+    let mut output = stats::StatsOutput::default();
+    for (_, report) in done.gathered.reports {
+        if let Some(e) = &report.status.error {
+            tracing::warn!("{}: {e}", report.status.key_event);
+        }
+        output.terms.extend(report.outputs.terms);
+        output.pairs.extend(report.outputs.pairs);
+    }
+    let out = Location::parse(&job.out, true)?;
+    runtime.block_on(async {
+        out.write_table(&output.terms).await?;
+        out.write_table(&output.pairs).await
+    })?;
+    Ok(Some(output))
+}
+
 type PrepareResult = Result<(Pending, expand::TermSet), (String, Option<expand::TermSet>)>;
 
 /// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
@@ -920,21 +1028,8 @@ fn prepare_event(
     segs: &[Segment],
     rows: Vec<Term>,
 ) -> PrepareResult {
-    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
-    let (embeddings, vectors) = encode_event(job, encoder, model_hash, &texts)
-        .map_err(|e| (format!("encoder: {e}"), None))?;
-    let seg_terms: Vec<HashSet<String>> = segs
-        .iter()
-        .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
-        .collect();
-    let empty = HashMap::new();
-    let set = expand::build_term_set(
-        &rows,
-        if job.terms.vectors { &vectors } else { &empty },
-        job.terms.expansion,
-        job.terms.synonym,
-        &seg_terms,
-    );
+    let (set, (embeddings, vectors)) =
+        term_set(job, encoder, model_hash, segs, &rows).map_err(|e| (e, None))?;
     let input = EventInput {
         segments: segs,
         terms: set.salient.clone(),

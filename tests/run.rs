@@ -84,6 +84,58 @@ fn run_writes_every_output_identically_for_any_layout() {
         );
     }
 
+    // `epimine stats` with word vectors writes the same terms and pairs (expansion, synonym
+    // groups, group-sense pairs) as the run, for 1 and 2 workers; without vectors it differs.
+    for w in ["1", "2"] {
+        let stats_out = dir.path().join(format!("stats-{w}"));
+        epimine_ok(&[
+            "stats",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&bg),
+            "--out",
+            s(&stats_out),
+            "--model",
+            &model,
+            "-w",
+            w,
+        ]);
+        for f in ["terms.parquet", "pairs.parquet"] {
+            assert!(
+                std::fs::read(one.join(f)).unwrap() == std::fs::read(stats_out.join(f)).unwrap(),
+                "{f}: stats -w {w} vs run"
+            );
+        }
+    }
+    let plain = dir.path().join("stats-plain");
+    epimine_ok(&[
+        "stats",
+        "--corpus",
+        s(&corpus),
+        "--background",
+        s(&bg),
+        "--out",
+        s(&plain),
+        "--no-vectors",
+    ]);
+    let with: Vec<Term> = block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
+    let without: Vec<Term> =
+        block_on(Location::parse(s(&plain), false).unwrap().read_table()).unwrap();
+    assert_eq!(with.len(), without.len());
+    let groups = |t: &[Term]| {
+        t.iter()
+            .filter_map(|t| t.group.map(|g| (t.key_event.clone(), g)))
+            .collect::<HashSet<_>>()
+            .len()
+    };
+    let grouped = with.iter().filter(|t| t.group.is_some()).count();
+    assert!(
+        with.iter().any(|t| t.expanded_from.is_some()) || groups(&with) < grouped,
+        "word vectors changed nothing"
+    );
+    assert!(without.iter().all(|t| t.expanded_from.is_none()));
+
     // Every table reads back and agrees with the others.
     let out = Location::parse(s(&one), false).unwrap();
     let (episodes, assignments, fragments, terms, pairs) = block_on(async {

@@ -41,9 +41,6 @@ pub enum StatsError {
     /// Two strings share a 64-bit id.
     #[error("hash collision between `{0}` and `{1}`; please report it")]
     Collision(String, String),
-    /// Word vectors were asked for but this build has no encoder yet.
-    #[error("word vectors (expansion, synonym groups) need the encoder, which this build lacks; run with --no-vectors")]
-    NoEncoder,
 }
 
 /// How the timely workers are laid out (the usual timely flags; a job's `[cluster]` section).
@@ -351,11 +348,7 @@ pub fn run(
     background_path: &str,
     out: &str,
     cluster: &Cluster,
-    vectors: bool,
 ) -> Result<Option<StatsOutput>, StatsError> {
-    if vectors {
-        return Err(StatsError::NoEncoder);
-    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
