@@ -86,21 +86,22 @@ fn run_writes_every_output_identically_for_any_layout() {
 
     // `epimine stats` with word vectors writes the same terms and pairs (expansion, synonym
     // groups, group-sense pairs) as the run, for 1 and 2 workers; without vectors it differs.
-    for w in ["1", "2"] {
-        let stats_out = dir.path().join(format!("stats-{w}"));
-        epimine_ok(&[
+    let stats = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
             "stats",
             "--corpus",
             s(&corpus),
             "--background",
             s(&bg),
             "--out",
-            s(&stats_out),
-            "--model",
-            &model,
-            "-w",
-            w,
-        ]);
+            s(out),
+        ];
+        args.extend(extra);
+        epimine_ok(&args);
+    };
+    for w in ["1", "2"] {
+        let stats_out = dir.path().join(format!("stats-{w}"));
+        stats(&stats_out, &["--model", &model, "-w", w]);
         for f in ["terms.parquet", "pairs.parquet"] {
             assert!(
                 std::fs::read(one.join(f)).unwrap() == std::fs::read(stats_out.join(f)).unwrap(),
@@ -109,16 +110,7 @@ fn run_writes_every_output_identically_for_any_layout() {
         }
     }
     let plain = dir.path().join("stats-plain");
-    epimine_ok(&[
-        "stats",
-        "--corpus",
-        s(&corpus),
-        "--background",
-        s(&bg),
-        "--out",
-        s(&plain),
-        "--no-vectors",
-    ]);
+    stats(&plain, &["--no-vectors"]);
     let with: Vec<Term> = block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
     let without: Vec<Term> =
         block_on(Location::parse(s(&plain), false).unwrap().read_table()).unwrap();

@@ -54,8 +54,10 @@ pub struct Client {
 
 /// The first delay between retries; it doubles each attempt (with jitter), up to [`MAX_DELAY`].
 const BASE_DELAY: Duration = Duration::from_millis(250);
-/// The longest wait between two attempts (a longer `retry-after` is still honoured).
+/// The longest wait between two attempts of the backoff (a longer `retry-after` is honoured).
 const MAX_DELAY: Duration = Duration::from_secs(30);
+/// The longest `retry-after` honoured, in seconds (a longer one is cut to this).
+const MAX_RETRY_AFTER: f64 = 600.0;
 
 enum Failure {
     /// Worth another attempt, after at least this long.
@@ -225,14 +227,10 @@ impl Client {
             (_, Some(key)) => request.bearer_auth(key),
             (_, None) => request,
         };
-        let response = request.send().await.map_err(|e| {
-            let what = if e.is_timeout() {
-                format!("no answer within {} s", self.config.timeout)
-            } else {
-                format!("{e}")
-            };
-            Failure::Retry(what, None)
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_failure(e, ""))?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -240,15 +238,11 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
-        let text = response.text().await.map_err(|e| {
-            let what = if e.is_timeout() {
-                format!("no answer within {} s", self.config.timeout)
-            } else {
-                format!("reading the answer: {e}")
-            };
-            Failure::Retry(what, None)
-        })?;
+            .map(|s| Duration::from_secs_f64(s.min(MAX_RETRY_AFTER)));
+        let text = response
+            .text()
+            .await
+            .map_err(|e| self.transport_failure(e, "reading the answer: "))?;
         if status.as_u16() == 429 {
             return Err(Failure::Retry("429 Too Many Requests".into(), retry_after));
         }
@@ -274,6 +268,16 @@ impl Client {
                 None,
             )
         })
+    }
+
+    /// A request that failed on the way (timeout, dropped connection): worth a retry.
+    fn transport_failure(&self, e: reqwest::Error, context: &str) -> Failure {
+        let what = if e.is_timeout() {
+            format!("no answer within {} s", self.config.timeout)
+        } else {
+            format!("{context}{e}")
+        };
+        Failure::Retry(what, None)
     }
 
     /// Removes the API key from a message (a server may echo it).
