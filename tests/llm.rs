@@ -9,6 +9,8 @@ mod util;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use epimine::llm::{self, Backend, Client, LlmConfig, LlmError};
@@ -344,7 +346,7 @@ fn llm_sets(url: &str, cache: &Path, trials: u32) -> Vec<String> {
         format!("llm.base_url={url}/v1"),
         "llm.api_key_env=EPIMINE_TEST_LLM_KEY".into(),
         format!("llm.trials={trials}"),
-        "llm.concurrency=3".into(),
+        "llm.concurrency=2".into(),
         "llm.retries=1".into(),
         format!("llm.cache_dir=\"{}\"", cache.display()),
     ]
@@ -363,7 +365,17 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     let dir = scratch();
     let corpus = synth(dir.path());
     let cache = dir.path().join("llm-cache");
-    let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
+    // A slow server that counts the requests in flight: at most llm.concurrency at once.
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (now, peak) = (Arc::clone(&in_flight), Arc::clone(&most));
+    let server = LlmServer::start(Protocol::Openai, move |req, _| {
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(n, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(300));
+        now.fetch_sub(1, Ordering::SeqCst);
+        good(req)
+    });
     let first = dir.path().join("first");
     // Two workers here, one in the second run: the same bytes whatever the layout.
     let mut sets = llm_sets(&server.url, &cache, 2);
@@ -376,6 +388,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     assert_eq!(r["llm"]["usage"]["cache_hits"], 0);
     assert_eq!(r["llm"]["fallbacks"], 0);
     assert_eq!(server.requests().len(), 6);
+    assert_eq!(most.load(Ordering::SeqCst), 2, "requests in flight at once");
     let episodes: Vec<Episode> = read(&first);
     assert!(!episodes.is_empty());
     assert!(episodes.iter().all(|e| e.source == "llm"), "{episodes:?}");
