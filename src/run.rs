@@ -3,7 +3,7 @@
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then the
 //! per-event stages, again on every worker of every process: each worker reads its row groups of
 //! the corpus, segments and terms are exchanged to the worker that owns their event
-//! (`stats::keys::event_owner`), and each worker encodes its events (sentence embeddings and
+//! (`stats::keys::event_owners`: largest events first, each to the least-loaded worker), and each worker encodes its events (sentence embeddings and
 //! static word vectors from one forward pass), expands the salient set and forms synonym groups,
 //! partitions, clusters (§3–§4) and — without an LLM — classifies (§5 ablation, §6). With an
 //! `[llm]` backend, worker 0 sends every event's candidate clusters to the LLM (requests
@@ -407,7 +407,7 @@ struct Shared {
 /// One trial's LLM answer for an event (the error as text).
 type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
 
-/// A message to the worker that owns a key event ([`keys::event_owner`]).
+/// A message to the worker that owns a key event ([`keys::event_owners`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum ToOwner {
     /// One of the event's segments.
@@ -476,8 +476,28 @@ where
     received.take()
 }
 
-fn owner_of(key_event: &str, peers: usize) -> u64 {
-    keys::event_owner(key_event, peers) as u64
+/// Every event's segment count, known to every worker (each sends its shard's counts to all).
+fn event_sizes(worker: &mut timely::worker::Worker, segments: &[Segment]) -> BTreeMap<String, u64> {
+    let peers = worker.peers();
+    let mut local: BTreeMap<&str, u64> = BTreeMap::new();
+    for s in segments {
+        *local.entry(s.key_event.as_str()).or_default() += 1;
+    }
+    let copies: Vec<(u64, String, u64)> = (0..peers as u64)
+        .flat_map(|to| local.iter().map(move |(e, &n)| (to, e.to_string(), n)))
+        .collect();
+    let mut sizes = BTreeMap::new();
+    for (_, event, n) in shuffle(worker, copies, |c| c.0) {
+        *sizes.entry(event).or_default() += n;
+    }
+    sizes
+}
+
+/// Routes by the owners map (an event it lacks, e.g. terms of an event without segments, goes
+/// to worker 0).
+fn router(owners: &Arc<BTreeMap<String, usize>>) -> impl Fn(&ToOwner) -> u64 + 'static {
+    let owners = Arc::clone(owners);
+    move |m| owners.get(m.key_event()).copied().unwrap_or(0) as u64
 }
 
 /// One worker of the per-event stages: reads its row groups of the corpus; segments and terms go
@@ -498,25 +518,27 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
     let started = Instant::now();
     let mut stages = Vec::new();
 
-    // Segments and terms to the owners.
-    let mut outgoing: Vec<ToOwner> = match Location::parse(&job.corpus, false)
+    // Segments and terms to the owners, balanced by segment counts.
+    let segments = match Location::parse(&job.corpus, false)
         .map_err(|e| e.to_string())
         .and_then(|corpus| {
             runtime
                 .block_on(stats::read_segment_shard(&corpus, index, peers))
                 .map_err(|e| e.to_string())
         }) {
-        Ok(segments) => segments.into_iter().map(ToOwner::Segment).collect(),
+        Ok(segments) => segments,
         Err(e) => {
             fail(e);
             Vec::new()
         }
     };
+    let owners = Arc::new(keys::event_owners(&event_sizes(worker, &segments), peers));
+    let mut outgoing: Vec<ToOwner> = segments.into_iter().map(ToOwner::Segment).collect();
     if let Some(terms) = shared.terms.lock().expect("terms").take() {
         outgoing.extend(terms.into_iter().map(|(e, t)| ToOwner::Terms(e, t)));
     }
     let mut mine: BTreeMap<String, (Vec<Segment>, Vec<Term>)> = BTreeMap::new();
-    for message in shuffle(worker, outgoing, move |m| owner_of(m.key_event(), peers)) {
+    for message in shuffle(worker, outgoing, router(&owners)) {
         match message {
             ToOwner::Segment(s) => mine.entry(s.key_event.clone()).or_default().0.push(s),
             ToOwner::Terms(e, t) => mine.entry(e).or_default().1 = t,
@@ -663,7 +685,7 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
     }
     let started = Instant::now();
     let mut second = Vec::new();
-    for message in shuffle(worker, answers_out, move |m| owner_of(m.key_event(), peers)) {
+    for message in shuffle(worker, answers_out, router(&owners)) {
         let ToOwner::Answers(event, answers) = message else {
             continue;
         };

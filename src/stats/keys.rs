@@ -8,7 +8,10 @@
 //! - `EventId` — salience threshold and salient set of an event, |T|;
 //! - `(EventId, SegKey)` — the salient terms of one segment (pair generation);
 //! - `(EventId, TermId, TermId)` — term-pair co-occurrence counts;
-//! - [`event_owner`] — the worker that runs an event's per-event stages in `epimine run`.
+//! - [`event_owners`] — the worker that runs an event's per-event stages in `epimine run`
+//!   (balanced by segment counts).
+
+use std::collections::BTreeMap;
 
 /// Id of a key event: the fixed-seed hash of its name.
 pub type EventId = u64;
@@ -50,10 +53,26 @@ pub fn seg_key(doc_id: u32, seg_idx: u32) -> SegKey {
     (u64::from(doc_id) << 32) | u64::from(seg_idx)
 }
 
-/// The worker that owns a key event in the per-event stages of `epimine run` (its segments,
-/// terms and LLM answers are sent there).
-pub fn event_owner(key_event: &str, peers: usize) -> usize {
-    (event_id(key_event) % peers as u64) as usize
+/// The workers that own the key events in the per-event stages of `epimine run` (their
+/// segments, terms and LLM answers are sent there), from every event's segment count: largest
+/// first, each to the least-loaded worker (ties: the lower index; equal sizes: by name), so that
+/// the encoding work is balanced. Every worker computes the same map from the same counts.
+pub fn event_owners(sizes: &BTreeMap<String, u64>, peers: usize) -> BTreeMap<String, usize> {
+    let mut events: Vec<(&String, u64)> = sizes.iter().map(|(e, &n)| (e, n)).collect();
+    events.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut load = vec![0u64; peers.max(1)];
+    events
+        .into_iter()
+        .map(|(event, n)| {
+            let (worker, _) = load
+                .iter()
+                .enumerate()
+                .min_by_key(|&(i, &l)| (l, i))
+                .expect("at least one worker");
+            load[worker] += n;
+            (event.clone(), worker)
+        })
+        .collect()
 }
 
 /// The worker that reads input unit `unit` (a Parquet row group or a background line).
@@ -73,11 +92,20 @@ mod tests {
         assert_eq!(hash_str(""), hash_str(""));
         assert_eq!(seg_key(1, 2), (1u64 << 32) | 2);
         assert_eq!(owner(5, 2), 1);
-        assert!((0..50).all(|i| event_owner(&format!("event {i}"), 3) < 3));
-        // Events spread over workers.
-        let on_0 = (0..100)
-            .filter(|i| event_owner(&format!("e{i}"), 2) == 0)
-            .count();
-        assert!((25..=75).contains(&on_0), "{on_0}");
+        // Largest first to the least loaded: 10 → w0, 6 → w1, 5 → w1 (6 < 10), 4 → w0 (10 < 11),
+        // 1 and 1 (names break the tie) → w1 (11 < 14), then w1 again (12 < 14).
+        let sizes: BTreeMap<String, u64> =
+            [("a", 5), ("b", 10), ("c", 4), ("d", 6), ("e", 1), ("f", 1)]
+                .into_iter()
+                .map(|(e, n)| (e.to_string(), n))
+                .collect();
+        let owners = event_owners(&sizes, 2);
+        let got: Vec<usize> = ["a", "b", "c", "d", "e", "f"]
+            .iter()
+            .map(|e| owners[*e])
+            .collect();
+        assert_eq!(got, [1, 0, 0, 1, 1, 1]);
+        assert!(event_owners(&sizes, 1).values().all(|&w| w == 0));
+        assert_eq!(event_owners(&sizes, 8).values().copied().max(), Some(5));
     }
 }
