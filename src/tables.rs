@@ -643,7 +643,8 @@ pub struct Assignment {
     pub doc_id: u32,
     /// Segment index inside the article.
     pub seg_idx: u32,
-    /// 0 = the episode's most confident segment.
+    /// 0 = the episode's top segment (most similar to the episode by default; most confident
+    /// with `episodes.rank = "confidence"`).
     pub rank: u32,
     /// Classification confidence (paper eq. 2).
     pub confidence: f64,

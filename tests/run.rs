@@ -150,8 +150,33 @@ fn run_writes_every_output_identically_for_any_layout() {
         assert!(mine.len() >= 2, "episodes keep at least 2 segments");
         let ranks: Vec<u32> = mine.iter().map(|a| a.rank).collect();
         assert_eq!(ranks, (0..mine.len() as u32).collect::<Vec<_>>());
-        assert!(mine.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+        // Ranked by cosine to the episode (episodes.rank = "similarity", the default), not by
+        // confidence: only the confidences' range is checked here.
+        assert!(mine.iter().all(|a| a.confidence.is_finite()));
         assert!(!e.keywords.is_empty() && e.source == "clusters");
+    }
+    // With the paper's ranking (eq. 2 confidence) the same episodes keep the same segments,
+    // ranked by descending confidence.
+    let by_confidence = dir.path().join("by-confidence");
+    let mut args = run_args(s(&corpus), s(&bg), s(&by_confidence), &model);
+    args.extend(["--set", "episodes.rank=\"confidence\""]);
+    epimine_ok(&args);
+    let ranked: Vec<Assignment> = block_on(
+        Location::parse(s(&by_confidence), false)
+            .unwrap()
+            .read_table(),
+    )
+    .unwrap();
+    let members = |rows: &[Assignment]| {
+        rows.iter()
+            .map(|a| (a.key_event.clone(), a.episode_id, a.doc_id, a.seg_idx))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(members(&ranked), members(&assignments));
+    for w in ranked.windows(2) {
+        if (&w[0].key_event, w[0].episode_id) == (&w[1].key_event, w[1].episode_id) {
+            assert!(w[0].rank < w[1].rank && w[0].confidence >= w[1].confidence);
+        }
     }
     let segments = block_on(
         Location::parse(s(&corpus), false)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::partition::{Fragment, SegmentScore};
-use super::termspace::{lower_bound, mean_std, min_max, TermSpace};
+use super::termspace::{mean_std, min_max, TermSpace};
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.
 pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;
@@ -64,10 +64,40 @@ pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment]) -> Vec<f64
 /// Complete-linkage clustering of `n` items cut at μ − σ of all pairwise distances. Returns a
 /// cluster label per item, labels numbered by first item.
 pub fn cluster(condensed: &[f64], n: usize) -> Vec<usize> {
+    cluster_cut(condensed, n, Cut::MeanMinusStd)
+}
+
+/// A significance bound over a distribution of values: μ − σ, μ or μ + σ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cut {
+    /// μ − σ (the paper's bound of significance).
+    MeanMinusStd,
+    /// μ.
+    Mean,
+    /// μ + σ.
+    MeanPlusStd,
+}
+
+impl Cut {
+    /// The bound over `values`.
+    pub fn bound(self, values: &[f64]) -> f64 {
+        let (m, s) = mean_std(values);
+        match self {
+            Cut::MeanMinusStd => m - s,
+            Cut::Mean => m,
+            Cut::MeanPlusStd => m + s,
+        }
+    }
+}
+
+/// Complete-linkage clustering of `n` items cut at the `cut` bound of all pairwise distances
+/// (merges at distances ≤ the bound). Labels as in [`cluster`].
+pub fn cluster_cut(condensed: &[f64], n: usize, cut: Cut) -> Vec<usize> {
     if n < 2 {
         return vec![0; n];
     }
-    let threshold = lower_bound(condensed);
+    let threshold = cut.bound(condensed);
     let mut work = condensed.to_vec();
     let dendrogram = kodama::linkage(&mut work, n, kodama::Method::Complete);
     // Union-find over the merges at or below the threshold (complete linkage is monotone).
@@ -158,6 +188,15 @@ mod tests {
         let d = [1.0, 10.0, 11.0, 9.0, 10.0, 1.0];
         assert_eq!(cluster(&d, 4), vec![0, 0, 1, 1]);
         assert_eq!(cluster(&[], 1), vec![0]);
+        // μ = 7 cuts at 7: still {0,1}, {2,3}; μ + σ ≈ 11.28 joins all four.
+        assert_eq!(cluster_cut(&d, 4, Cut::Mean), vec![0, 0, 1, 1]);
+        assert_eq!(cluster_cut(&d, 4, Cut::MeanPlusStd), vec![0, 0, 0, 0]);
+        // Distances 1, 2, 9: μ = 4, σ ≈ 3.56 → μ − σ ≈ 0.44 merges nothing; μ = 4 merges the
+        // pair at 1 only (complete linkage puts the third point at max(2, 9) = 9).
+        let d = [1.0, 2.0, 9.0];
+        assert_eq!(cluster_cut(&d, 3, Cut::MeanMinusStd), vec![0, 1, 2]);
+        assert_eq!(cluster_cut(&d, 3, Cut::Mean), vec![0, 0, 1]);
+        assert_eq!(Cut::Mean.bound(&d), 4.0);
     }
 
     #[test]

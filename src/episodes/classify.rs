@@ -11,8 +11,20 @@ pub enum ConfidenceRule {
     MeanMinusStd,
     /// confidence ≥ μ + σ (the authors' code).
     MeanPlusStd,
+    /// confidence ≥ μ.
+    Mean,
     /// Every segment goes to its top episode (the paper's "No Confidence" ablation).
     All,
+}
+
+/// How an episode's assigned segments are ranked (ALGORITHM.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankBy {
+    /// By confidence, descending (ALGORITHM.md §6, the paper).
+    Confidence,
+    /// By cosine to the episode vector, descending: the segments that best represent it.
+    Similarity,
 }
 
 /// Harmonic-weighted average (weights 1, 1/2, 1/3, …) of vectors in the given order.
@@ -41,6 +53,8 @@ pub struct Classified {
     pub confidence: f64,
     /// Whether the confidence is significant under the rule.
     pub assigned: bool,
+    /// Cosine of the segment to its top episode.
+    pub similarity: f64,
 }
 
 /// Classifies every segment embedding against the episode vectors (paper eq. 2). With one
@@ -53,7 +67,7 @@ pub fn classify(
     if episodes.is_empty() {
         return Vec::new();
     }
-    let tops: Vec<(usize, f64)> = segments
+    let tops: Vec<(usize, f64, f64)> = segments
         .iter()
         .map(|s| {
             let mut best = (0usize, f64::NEG_INFINITY);
@@ -72,7 +86,7 @@ pub fn classify(
             } else {
                 best.1
             };
-            (best.0, gap)
+            (best.0, gap, best.1)
         })
         .collect();
     let total: f64 = tops.iter().map(|t| t.1).sum();
@@ -84,14 +98,16 @@ pub fn classify(
     let bound = match rule {
         ConfidenceRule::MeanMinusStd => m - s,
         ConfidenceRule::MeanPlusStd => m + s,
+        ConfidenceRule::Mean => m,
         ConfidenceRule::All => f64::NEG_INFINITY,
     };
     tops.iter()
         .zip(confidences)
-        .map(|(&(episode, _), confidence)| Classified {
+        .map(|(&(episode, _, similarity), confidence)| Classified {
             episode,
             confidence,
             assigned: confidence >= bound,
+            similarity,
         })
         .collect()
 }
@@ -137,6 +153,16 @@ mod tests {
             minus.iter().map(|c| c.assigned).collect::<Vec<_>>(),
             [true, true, true, true]
         );
+        // μ = 0.25: the first two. Similarity: the cosine to the top episode.
+        let mean = classify(&segs, &episodes, ConfidenceRule::Mean);
+        assert_eq!(
+            mean.iter().map(|c| c.assigned).collect::<Vec<_>>(),
+            [true, true, false, false]
+        );
+        let half = std::f64::consts::FRAC_1_SQRT_2;
+        for (c, want) in mean.iter().zip([1.0, 1.0, half, half]) {
+            assert!((c.similarity - want).abs() < 1e-9);
+        }
         assert!(classify(&segs, &[], ConfidenceRule::All).is_empty());
     }
 }

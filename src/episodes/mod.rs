@@ -7,6 +7,7 @@ pub mod candidates;
 pub mod classify;
 pub mod expand;
 pub mod partition;
+pub mod select;
 pub mod termspace;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -28,6 +29,9 @@ pub struct EpisodeParams {
     pub prune: PruneRule,
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
     pub confidence: ConfidenceRule,
+    /// How each episode's segments are ranked (ALGORITHM.md §6 says by confidence; default: by
+    /// cosine to the episode vector, its most representative segments first — see the README).
+    pub rank: classify::RankBy,
     /// Episodes with fewer assigned segments are dropped (ALGORITHM.md §6: 2).
     pub min_segments: usize,
     /// Keywords reported per episode.
@@ -35,6 +39,12 @@ pub struct EpisodeParams {
     /// Merge candidate episodes that tell the same episode (complete linkage of their vectors,
     /// cut at μ − σ) before classification — the no-LLM stand-in for the LLM's merging.
     pub merge: bool,
+    /// Where the merge's dendrogram is cut, over the candidates' pairwise cosine distances
+    /// (ALGORITHM.md §4–§5; default μ − σ: μ merged too much on the development set).
+    pub merge_cut: candidates::Cut,
+    /// Episodes kept by the cohesion of their segments (ALGORITHM.md §6, after the size rule;
+    /// default μ − σ, the method's significance bound).
+    pub cohesion: select::CohesionRule,
 }
 
 impl Default for EpisodeParams {
@@ -43,9 +53,12 @@ impl Default for EpisodeParams {
             top_articles: candidates::DEFAULT_TOP_ARTICLES,
             prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
+            rank: classify::RankBy::Similarity,
             min_segments: 2,
             keywords: 10,
             merge: true,
+            merge_cut: candidates::Cut::MeanMinusStd,
+            cohesion: select::CohesionRule::MeanMinusStd,
         }
     }
 }
@@ -316,7 +329,7 @@ pub fn cluster_episodes(
                 condensed.push(1.0 - termspace::cosine(&vectors[i], &vectors[j]));
             }
         }
-        let merged = candidates::cluster(&condensed, vectors.len());
+        let merged = candidates::cluster_cut(&condensed, vectors.len(), params.merge_cut);
         let n = merged.iter().copied().max().map_or(0, |m| m + 1);
         let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (g, label) in groups.into_iter().zip(merged) {
@@ -349,8 +362,10 @@ pub fn cluster_episodes(
 }
 
 /// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
-/// episodes with fewer than `min_segments` segments and ranks each episode's segments by
-/// confidence. Episode ids count from 0 within the trial.
+/// episodes with fewer than `min_segments` segments and those below the cohesion rule
+/// (`params.cohesion`), and ranks each episode's segments by `params.rank` (cosine to the
+/// episode by default; eq. 2 confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
+/// Episode ids count from 0 within the trial.
 pub fn assign(
     input: &EventInput,
     key_event: &str,
@@ -364,13 +379,33 @@ pub fn assign(
     let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); episodes_in.len()];
     for (s, c) in classified.iter().enumerate() {
         if c.assigned {
-            members[c.episode].push((c.confidence, s));
+            let key = match params.rank {
+                classify::RankBy::Confidence => c.confidence,
+                classify::RankBy::Similarity => c.similarity,
+            };
+            members[c.episode].push((key, s));
         }
     }
     let mut episodes = Vec::new();
     let mut assignments = Vec::new();
-    for (spec, mut segs_of) in episodes_in.iter().zip(members) {
-        if segs_of.len() < params.min_segments {
+    // Episodes kept: enough segments (§6), then significantly cohesive ones among those.
+    let large: Vec<bool> = members
+        .iter()
+        .map(|m| m.len() >= params.min_segments)
+        .collect();
+    let similarities: Vec<Vec<f64>> = members
+        .iter()
+        .zip(&large)
+        .filter(|(_, &l)| l)
+        .map(|(m, _)| m.iter().map(|&(_, s)| classified[s].similarity).collect())
+        .collect();
+    let mut cohesive = select::cohesive(&similarities, params.cohesion).into_iter();
+    let kept: Vec<bool> = large
+        .iter()
+        .map(|&l| l && cohesive.next().unwrap_or(false))
+        .collect();
+    for ((spec, mut segs_of), kept) in episodes_in.iter().zip(members).zip(kept) {
+        if !kept {
             continue;
         }
         segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -386,7 +421,8 @@ pub fn assign(
             n_segments: segs_of.len() as u32,
             source: spec.source.into(),
         });
-        for (rank, (confidence, s)) in segs_of.into_iter().enumerate() {
+        for (rank, (_, s)) in segs_of.into_iter().enumerate() {
+            let confidence = classified[s].confidence;
             assignments.push(Assignment {
                 key_event: key_event.to_string(),
                 trial,
