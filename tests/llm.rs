@@ -312,8 +312,8 @@ fn synth(dir: &Path) -> PathBuf {
     corpus
 }
 
-/// Runs `epimine run` with the key in the environment; returns (exit code, stderr).
-fn run_llm(corpus: &Path, out: &Path, sets: &[String]) -> (Option<i32>, String) {
+/// `epimine run` on a synthetic corpus with `--set`s; the key in the environment when `key`.
+fn llm_command(corpus: &Path, out: &Path, sets: &[String], key: bool) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
     cmd.args([
         "run",
@@ -329,11 +329,17 @@ fn run_llm(corpus: &Path, out: &Path, sets: &[String]) -> (Option<i32>, String) 
     for set in sets {
         cmd.args(["--set", set]);
     }
-    let output = cmd
-        .env("RUST_LOG", "info")
-        .env("EPIMINE_TEST_LLM_KEY", KEY)
-        .output()
-        .unwrap();
+    cmd.env("RUST_LOG", "info")
+        .env_remove("EPIMINE_TEST_LLM_KEY");
+    if key {
+        cmd.env("EPIMINE_TEST_LLM_KEY", KEY);
+    }
+    cmd
+}
+
+/// Runs `epimine run` with the key in the environment; returns (exit code, stderr + stdout).
+fn run_llm(corpus: &Path, out: &Path, sets: &[String]) -> (Option<i32>, String) {
+    let output = llm_command(corpus, out, sets, true).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned()
         + &String::from_utf8_lossy(&output.stdout);
     (output.status.code(), stderr)
@@ -561,4 +567,54 @@ fn missing_keys_and_bad_llm_settings_are_clear_errors() {
     assert!(err.contains("llm.base_url"), "{err}");
     let err = run(&["llm.backend=openai"]);
     assert!(err.contains("llm.model"), "{err}");
+}
+
+#[test]
+fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_key() {
+    let dir = scratch();
+    let corpus = synth(dir.path());
+    let cache = dir.path().join("llm-cache");
+    let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
+    let sets = llm_sets(&server.url, &cache, 1);
+    let one = dir.path().join("one");
+    let (code, log) = run_llm(&corpus, &one, &sets);
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(server.requests().len(), 3);
+
+    // 2 processes × 1 worker over TCP: the answers (from the cache) cross to the owning
+    // process; process 1 runs without the key variable.
+    let hosts = hostfile(dir.path(), 2);
+    let two = dir.path().join("two");
+    let other = dir.path().join("other");
+    let spawn = |p: &str, out: &Path, key: bool| {
+        llm_command(&corpus, out, &sets, key)
+            .args(["-w", "1", "-n", "2", "-p", p, "-h", s(&hosts)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut p1 = spawn("1", &other, false);
+    let mut p0 = spawn("0", &two, true);
+    assert!(p0.wait().unwrap().success());
+    assert!(p1.wait().unwrap().success());
+    assert_eq!(server.requests().len(), 3, "the second run asked nothing");
+    for f in [
+        "episodes.parquet",
+        "assignments.parquet",
+        "fragments.parquet",
+        "terms.parquet",
+        "pairs.parquet",
+    ] {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let episodes: Vec<Episode> = read(&two);
+    assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "llm"));
+    assert!(
+        !other.join("episodes.parquet").exists(),
+        "only process 0 writes"
+    );
 }

@@ -236,21 +236,7 @@ fn two_processes_write_the_same_bytes() {
     let model = tiny_model();
     let one = dir.path().join("one");
     epimine_ok(&run_args(s(&corpus), s(&bg), s(&one), &model));
-    let ports: Vec<u16> = (0..2)
-        .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        })
-        .collect();
-    let hosts = dir.path().join("hosts.txt");
-    std::fs::write(
-        &hosts,
-        format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
-    )
-    .unwrap();
+    let hosts = hostfile(dir.path(), 2);
     let two = dir.path().join("two");
     let spawn = |p: &str, out: &Path| {
         let mut args = run_args(s(&corpus), s(&bg), s(out), &model);

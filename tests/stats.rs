@@ -188,15 +188,6 @@ fn dataflow_matches_the_sequential_reference_on_the_dataset() {
 }
 
 /// Two free loopback ports.
-fn free_ports() -> (u16, u16) {
-    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    )
-}
-
 #[test]
 fn two_processes_over_tcp_write_the_same_bytes_as_one_worker() {
     let dir = scratch();
@@ -219,9 +210,7 @@ fn two_processes_over_tcp_write_the_same_bytes_as_one_worker() {
         "1",
     ]);
 
-    let (p0, p1) = free_ports();
-    let hostfile = dir.path().join("hosts.txt");
-    std::fs::write(&hostfile, format!("127.0.0.1:{p0}\n127.0.0.1:{p1}\n")).unwrap();
+    let hostfile = hostfile(dir.path(), 2);
     let two = dir.path().join("two");
     let spawn = |p: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))

@@ -78,3 +78,17 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .unwrap()
         .block_on(f)
 }
+
+/// A hostfile of `n` free ports on 127.0.0.1 (one `host:port` a line) for multi-process runs.
+pub fn hostfile(dir: &std::path::Path, n: usize) -> PathBuf {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    let text: String = listeners
+        .iter()
+        .map(|l| format!("127.0.0.1:{}\n", l.local_addr().unwrap().port()))
+        .collect();
+    let path = dir.join("hosts.txt");
+    std::fs::write(&path, text).expect("hostfile");
+    path
+}
