@@ -22,6 +22,14 @@ use util::*;
 
 const KEY: &str = "sk-test-0123456789-secret";
 
+const OUTPUTS: [&str; 5] = [
+    "episodes.parquet",
+    "assignments.parquet",
+    "fragments.parquet",
+    "terms.parquet",
+    "pairs.parquet",
+];
+
 fn groups() -> Vec<Vec<&'static str>> {
     vec![
         vec![
@@ -428,13 +436,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     assert_eq!(r["llm"]["usage"]["requests"], 0);
     assert_eq!(r["llm"]["usage"]["cache_hits"], 6);
     assert_eq!(server.requests().len(), 6);
-    for f in [
-        "episodes.parquet",
-        "assignments.parquet",
-        "fragments.parquet",
-        "terms.parquet",
-        "pairs.parquet",
-    ] {
+    for f in OUTPUTS {
         assert_eq!(
             std::fs::read(first.join(f)).unwrap(),
             std::fs::read(second.join(f)).unwrap(),
@@ -599,13 +601,7 @@ fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_k
     assert!(p0.wait().unwrap().success());
     assert!(p1.wait().unwrap().success());
     assert_eq!(server.requests().len(), 3, "the second run asked nothing");
-    for f in [
-        "episodes.parquet",
-        "assignments.parquet",
-        "fragments.parquet",
-        "terms.parquet",
-        "pairs.parquet",
-    ] {
+    for f in OUTPUTS {
         assert!(
             std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
             "{f}"

@@ -187,7 +187,6 @@ fn dataflow_matches_the_sequential_reference_on_the_dataset() {
     }
 }
 
-/// Two free loopback ports.
 #[test]
 fn two_processes_over_tcp_write_the_same_bytes_as_one_worker() {
     let dir = scratch();
