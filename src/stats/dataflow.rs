@@ -88,18 +88,23 @@ fn snapshot<D: Ord>(mut updates: Vec<(D, Time, isize)>) -> Vec<(D, isize)> {
     out
 }
 
+/// Hands round `r`'s input of one worker to a feeder in pieces; `false` when reading failed.
+pub type ReadRound<'a> = dyn FnMut(usize, &mut dyn FnMut(RoundInput)) -> bool + 'a;
+
 /// Runs the statistics dataflow on one worker.
 ///
 /// `background` is this worker's share of background document frequencies (term id → count),
-/// `n_bg` the background's document count (the same on every worker), `rounds` yields this
-/// worker's input for round 0, 1, …; `failed` says whether this worker failed to read its input
-/// (it still takes part, so that no worker waits forever, and worker 0 then refuses to write).
+/// `n_bg` the background's document count (the same on every worker). For round 0, 1, … up to
+/// `rounds`, `read(round, feed)` hands this worker's input to `feed` in pieces (a row group at a
+/// time, each fed and stepped before the next is read) and says whether it read everything; a
+/// worker that failed still takes part, so that no worker waits forever, and worker 0 then
+/// refuses to write.
 pub fn run_worker(
     worker: &mut timely::worker::Worker,
     n_bg: u64,
     background: HashMap<TermId, u32>,
-    rounds: &mut dyn Iterator<Item = RoundInput>,
-    failed: bool,
+    rounds: usize,
+    read: &mut ReadRound<'_>,
 ) -> Option<Gathered> {
     let probe = Handle::new();
     let index = worker.index();
@@ -209,30 +214,35 @@ pub fn run_worker(
         }
     };
     feed_background(&mut bg_in);
-    if failed {
-        fail_in.update((), 1);
-    }
-    let mut round: Time = 0;
-    for input in rounds {
-        for (record, diff) in input.occurrences {
-            occ_in.update(record, diff);
+    for round in 0..rounds {
+        let time = round as Time;
+        let mut fed = |input: RoundInput| {
+            for (record, diff) in input.occurrences {
+                occ_in.update(record, diff);
+            }
+            for entry in input.dictionary {
+                dict_in.insert(entry);
+            }
+            occ_in.flush();
+            dict_in.flush();
+            // Let the operators take this piece in before the next is read.
+            worker.step();
+        };
+        if !read(round, &mut fed) {
+            fail_in.update((), 1);
         }
-        for entry in input.dictionary {
-            dict_in.insert(entry);
+        for input_time in [occ_in.time(), bg_in.time(), dict_in.time(), fail_in.time()] {
+            debug_assert_eq!(*input_time, time);
         }
-        round += 1;
-        for time in [occ_in.time(), bg_in.time(), dict_in.time(), fail_in.time()] {
-            debug_assert_eq!(*time, round - 1);
-        }
-        occ_in.advance_to(round);
-        bg_in.advance_to(round);
-        dict_in.advance_to(round);
-        fail_in.advance_to(round);
+        occ_in.advance_to(time + 1);
+        bg_in.advance_to(time + 1);
+        dict_in.advance_to(time + 1);
+        fail_in.advance_to(time + 1);
         occ_in.flush();
         bg_in.flush();
         dict_in.flush();
         fail_in.flush();
-        step(worker, round);
+        step(worker, time + 1);
     }
     drop((occ_in, bg_in, dict_in, fail_in));
     worker.step_while(|| !probe.done());

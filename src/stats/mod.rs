@@ -154,6 +154,42 @@ async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, StatsE
     Ok(files)
 }
 
+/// The row groups of a corpus that worker `index` (of `peers`) reads: (file, row group).
+async fn my_row_groups(
+    corpus: &Location,
+    index: usize,
+    peers: usize,
+) -> Result<Vec<(String, usize)>, StatsError> {
+    let mut mine = Vec::new();
+    let mut unit = 0;
+    for (name, groups) in segment_files(corpus).await? {
+        mine.extend(
+            (0..groups)
+                .filter(|g| keys::owner(unit + g, peers) == index)
+                .map(|g| (name.clone(), g)),
+        );
+        unit += groups;
+    }
+    Ok(mine)
+}
+
+/// Reads some row groups of one segments file.
+async fn read_row_groups(
+    corpus: &Location,
+    name: &str,
+    groups: Vec<usize>,
+) -> Result<Vec<Segment>, StatsError> {
+    let batches = corpus
+        .read_row_groups(name, &Segment::schema(), Some(groups))
+        .await?;
+    Ok(
+        Segment::from_batches(&batches).map_err(|source| StorageError::Table {
+            location: corpus.display_child(name),
+            source,
+        })?,
+    )
+}
+
 /// Reads worker `index`'s share (of `peers`) of a corpus's row groups.
 pub async fn read_segment_shard(
     corpus: &Location,
@@ -161,37 +197,32 @@ pub async fn read_segment_shard(
     peers: usize,
 ) -> Result<Vec<Segment>, StatsError> {
     let mut segments: Vec<Segment> = Vec::new();
-    let mut unit = 0;
-    for (name, groups) in segment_files(corpus).await? {
-        let mine: Vec<usize> = (0..groups)
-            .filter(|g| keys::owner(unit + g, peers) == index)
-            .collect();
-        unit += groups;
-        if mine.is_empty() {
-            continue;
-        }
-        let batches = corpus
-            .read_row_groups(&name, &Segment::schema(), Some(mine))
-            .await?;
-        let rows = Segment::from_batches(&batches).map_err(|source| StorageError::Table {
-            location: corpus.display_child(&name),
-            source,
-        })?;
-        segments.extend(rows);
+    for (name, group) in my_row_groups(corpus, index, peers).await? {
+        segments.extend(read_row_groups(corpus, &name, vec![group]).await?);
     }
     Ok(segments)
 }
 
-/// Reads this worker's row groups of a corpus and tokenizes them.
-async fn read_shard(round: &Round, index: usize, peers: usize) -> Result<RoundInput, StatsError> {
+/// Feeds this worker's row groups of a round to `feed`, one row group at a time (tokenized),
+/// so that the input never sits in memory whole.
+fn stream_shard(
+    runtime: &tokio::runtime::Runtime,
+    round: &Round,
+    index: usize,
+    peers: usize,
+    feed: &mut dyn FnMut(RoundInput),
+) -> Result<(), StatsError> {
     let corpus = Location::parse(&round.corpus, false)?;
-    let segments = read_segment_shard(&corpus, index, peers).await?;
-    Ok(dataflow::tokenize_segments(
-        segments
-            .iter()
-            .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx, s.text.as_str())),
-        round.sign,
-    ))
+    for (name, group) in runtime.block_on(my_row_groups(&corpus, index, peers))? {
+        let segments = runtime.block_on(read_row_groups(&corpus, &name, vec![group]))?;
+        feed(dataflow::tokenize_segments(
+            segments
+                .iter()
+                .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx, s.text.as_str())),
+            round.sign,
+        ));
+    }
+    Ok(())
 }
 
 /// Runs the statistics dataflow over `rounds` with `background` on the cluster layout `cluster`.
@@ -218,30 +249,20 @@ pub fn compute(
             .into_iter()
             .map(|(t, n)| (keys::term_id(&t), n))
             .collect();
-        // Read every round first so that a failure is known before the dataflow starts.
+        // Each round is streamed into the dataflow one row group at a time; a worker that
+        // fails to read reports it in the dataflow, and worker 0 then refuses to write.
         let started = std::time::Instant::now();
-        let mut failed = false;
-        let mut read: Vec<RoundInput> = Vec::with_capacity(rounds.len());
-        for round in rounds.iter() {
-            match runtime.block_on(read_shard(round, index, peers)) {
-                Ok(input) => read.push(input),
+        let mut read = |round: usize, feed: &mut dyn FnMut(RoundInput)| -> bool {
+            match stream_shard(&runtime, &rounds[round], index, peers, feed) {
+                Ok(()) => true,
                 Err(e) => {
                     tracing::error!(worker = index, "{e}");
                     worker_errors.lock().expect("error list").push(e);
-                    failed = true;
-                    read.push(RoundInput::default());
+                    false
                 }
             }
-        }
-        let records: usize = read.iter().map(|r| r.occurrences.len()).sum();
-        tracing::debug!(
-            worker = index,
-            records,
-            secs = started.elapsed().as_secs_f64(),
-            "input read and tokenized"
-        );
-        let started = std::time::Instant::now();
-        let gathered = dataflow::run_worker(worker, n_bg, bg, &mut read.into_iter(), failed);
+        };
+        let gathered = dataflow::run_worker(worker, n_bg, bg, rounds.len(), &mut read);
         tracing::debug!(
             worker = index,
             secs = started.elapsed().as_secs_f64(),
