@@ -615,11 +615,9 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
                     );
                     pending.insert(event.clone(), p);
                 } else {
-                    let input = p.input();
-                    let specs = episodes::cluster_episodes(&input, &p.prepared, &job.episodes);
-                    report.status.counts.kept_clusters = specs.len();
-                    let (eps, asg) =
-                        episodes::assign(&input, &p.prepared.key_event, &specs, &job.episodes, 0);
+                    let (kept, eps, asg) =
+                        episodes::episodes_without_llm(&p.input(), &p.prepared, &job.episodes, 0);
+                    report.status.counts.kept_clusters = kept;
                     finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
                     report.outputs.episodes = eps;
                     report.outputs.assignments = asg;
@@ -796,14 +794,9 @@ fn classify_with_llm(
                     "{event}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}"
                 );
                 status.fallbacks.push(Fallback { trial, error });
-                let specs = episodes::cluster_episodes(&input, &pending.prepared, &job.episodes);
-                episodes::assign(
-                    &input,
-                    &pending.prepared.key_event,
-                    &specs,
-                    &job.episodes,
-                    trial,
-                )
+                let (_, eps, asg) =
+                    episodes::episodes_without_llm(&input, &pending.prepared, &job.episodes, trial);
+                (eps, asg)
             }
         };
         status.episodes_per_trial.push(eps.len());

@@ -1,7 +1,8 @@
 //! The per-event episode stages (ALGORITHM.md §3–§6): segment salience and partitioning,
 //! candidate clusters from the top articles, no-LLM episode vectors and confidence
-//! classification. [`detect`] runs them for one key event; each stage is a plain function in
-//! its own module.
+//! classification. For one key event, [`prepare`] runs §3–§4 and [`episodes_without_llm`] §5
+//! (no LLM) and §6; with an LLM, `run` classifies against its episodes with [`assign`]. Each stage
+//! is a plain function in its own module.
 
 pub mod candidates;
 pub mod classify;
@@ -119,19 +120,6 @@ pub struct EventCounts {
     pub episodes: usize,
     /// Segments assigned.
     pub assigned: usize,
-}
-
-/// One event's results.
-#[derive(Debug, Clone, Default)]
-pub struct EventOutcome {
-    /// Detected episodes.
-    pub episodes: Vec<Episode>,
-    /// Their segments, ranked.
-    pub assignments: Vec<Assignment>,
-    /// Every fragment.
-    pub fragments: Vec<FragmentRow>,
-    /// Stage counts.
-    pub counts: EventCounts,
 }
 
 /// What §3–§4 leave for §5–§6 of one key event: the kept candidate clusters, and what is
@@ -437,22 +425,16 @@ pub fn assign(
     (episodes, assignments)
 }
 
-/// Runs §3–§6 for one key event without an LLM: [`prepare`], [`cluster_episodes`], [`assign`].
-pub fn detect(input: &EventInput, params: &EpisodeParams) -> Result<EventOutcome, EventError> {
-    let prepared = prepare(input, params)?;
-    let specs = cluster_episodes(input, &prepared, params);
-    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, 0);
-    let mut counts = prepared.counts.clone();
-    counts.kept_clusters = specs.len();
-    counts.episodes = episodes.len();
-    counts.assigned = assignments.len();
-    if episodes.is_empty() {
-        return Err(EventError::NoEpisodes(params.min_segments));
-    }
-    Ok(EventOutcome {
-        episodes,
-        assignments,
-        fragments: prepared.fragments,
-        counts,
-    })
+/// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
+/// episodes ([`cluster_episodes`]), every segment classified against them ([`assign`]). Returns
+/// the number of candidate episodes with the episodes and assignments kept.
+pub fn episodes_without_llm(
+    input: &EventInput,
+    prepared: &Prepared,
+    params: &EpisodeParams,
+    trial: u32,
+) -> (usize, Vec<Episode>, Vec<Assignment>) {
+    let specs = cluster_episodes(input, prepared, params);
+    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, trial);
+    (specs.len(), episodes, assignments)
 }
