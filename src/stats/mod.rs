@@ -173,14 +173,14 @@ async fn my_row_groups(
     Ok(mine)
 }
 
-/// Reads some row groups of one segments file.
-async fn read_row_groups(
+/// Reads one row group of a segments file.
+async fn read_row_group(
     corpus: &Location,
     name: &str,
-    groups: Vec<usize>,
+    group: usize,
 ) -> Result<Vec<Segment>, StatsError> {
     let batches = corpus
-        .read_row_groups(name, &Segment::schema(), Some(groups))
+        .read_row_groups(name, &Segment::schema(), Some(vec![group]))
         .await?;
     Ok(
         Segment::from_batches(&batches).map_err(|source| StorageError::Table {
@@ -198,7 +198,7 @@ pub async fn read_segment_shard(
 ) -> Result<Vec<Segment>, StatsError> {
     let mut segments: Vec<Segment> = Vec::new();
     for (name, group) in my_row_groups(corpus, index, peers).await? {
-        segments.extend(read_row_groups(corpus, &name, vec![group]).await?);
+        segments.extend(read_row_group(corpus, &name, group).await?);
     }
     Ok(segments)
 }
@@ -214,7 +214,7 @@ fn stream_shard(
 ) -> Result<(), StatsError> {
     let corpus = Location::parse(&round.corpus, false)?;
     for (name, group) in runtime.block_on(my_row_groups(&corpus, index, peers))? {
-        let segments = runtime.block_on(read_row_groups(&corpus, &name, vec![group]))?;
+        let segments = runtime.block_on(read_row_group(&corpus, &name, group))?;
         feed(dataflow::tokenize_segments(
             segments
                 .iter()
