@@ -369,7 +369,8 @@ fn tiny_corpus_by_hand() {
 #[test]
 fn adding_articles_later_equals_a_run_from_scratch() {
     // The dataset's Kroger event split in two: the first half of its articles, then the rest
-    // added in a second round; and a retraction round that removes an extra event again.
+    // added in a later round (a new salient set, so the earlier round's pairs are recounted);
+    // and a retraction round that removes an extra event again.
     let dir = scratch();
     let corpus = dir.path().join("corpus");
     epimine_ok(&["import", s(&dataset_dir()), "--out", s(&corpus)]);
@@ -432,6 +433,22 @@ fn adding_articles_later_equals_a_run_from_scratch() {
         .map(|t| t.key_event.as_str())
         .collect();
     assert_eq!(events, HashSet::from(["2021_kroger_shooting"]));
+    // Retracting the later articles again (part of an event, whose salient set shrinks back)
+    // gives the first half's statistics.
+    let retracted = compute(
+        &[
+            round(&first_dir, 1),
+            round(&later_dir, 1),
+            round(&later_dir, -1),
+        ],
+        &bg,
+        &cluster(2),
+    )
+    .unwrap()
+    .unwrap();
+    assert!(!first_only.pairs.is_empty());
+    assert_eq!(retracted.terms, first_only.terms);
+    assert_eq!(retracted.pairs, first_only.pairs);
 }
 
 #[test]

@@ -5,20 +5,32 @@
 //! exchanges by (see [`super::keys`]). Counts are differential collections, so adding or retracting
 //! articles in a later round updates every statistic incrementally. All results are gathered to
 //! worker 0, which consolidates them into rows.
+//!
+//! No segment is kept in the dataflow, so its memory grows with the vocabulary (terms and salient
+//! pairs per event), not with the number of segments. Each round is read twice:
+//! - pass 1 (time 2r): every segment's distinct (event, term)s, aggregated per row group, feed the
+//!   segment frequencies, hence salience and the salient sets;
+//! - pass 2 (time 2r + 1): the salient sets are broadcast to every worker, which reads its row
+//!   groups again and feeds the salient pairs of each segment, aggregated per row group, to the
+//!   pair counts. When a later round changes an event's salient set, the workers also read the
+//!   earlier rounds again and feed, for that event's segments, the pairs under the new set minus
+//!   those under the old one, so the pair counts stay exact.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::VecCollection;
 use timely::dataflow::operators::probe::Handle;
+use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 
 use super::formulas::{discriminative, salience, NOT_SALIENT};
-use super::keys::{self, EventId, SegKey, TermId};
+use super::keys::{self, EventId, TermId};
+use crate::tables::Segment;
 
-/// Rounds of input are timely timestamps.
+/// Time 2r is pass 1 of round r, time 2r + 1 its pass 2.
 pub type Time = u64;
 
 /// A term of an event with its statistics: (term, freq, bg_freq, salience bits, salient).
@@ -27,18 +39,10 @@ pub type TermStat = (TermId, u32, u32, u64, bool);
 pub type PairStat = ((EventId, TermId, TermId), (u32, u64));
 /// A dictionary entry: (is_event, id, string).
 pub type DictEntry = (bool, u64, String);
-
-/// A distinct (event, term) occurrence in one segment.
-pub type Occurrence = ((EventId, TermId), SegKey);
-
-/// What one worker contributes in one round.
-#[derive(Debug, Default)]
-pub struct RoundInput {
-    /// Distinct (event, term) occurrences per segment, with +1 (add) or −1 (retract).
-    pub occurrences: Vec<(Occurrence, isize)>,
-    /// Ids this worker saw, with their strings.
-    pub dictionary: Vec<DictEntry>,
-}
+/// A term of one event.
+pub type TermKey = (EventId, TermId);
+/// A pair of terms of one event, a < b by id.
+pub type PairKey = (EventId, TermId, TermId);
 
 /// Everything gathered at worker 0, consolidated.
 #[derive(Debug, Default)]
@@ -88,36 +92,44 @@ fn snapshot<D: Ord>(mut updates: Vec<(D, Time, isize)>) -> Vec<(D, isize)> {
     out
 }
 
-/// Hands round `r`'s input of one worker to a feeder in pieces; `false` when reading failed.
-pub type ReadRound<'a> = dyn FnMut(usize, &mut dyn FnMut(RoundInput)) -> bool + 'a;
+/// Hands the segments of round `r` on one worker to a feeder, a row group at a time; `false`
+/// when reading failed. Called twice a round (and again for earlier rounds when a salient set
+/// changes), so it must hand the same segments every time.
+pub type ReadRound<'a> = dyn FnMut(usize, &mut dyn FnMut(&[Segment])) -> bool + 'a;
+
+/// The salient sets of the events, as every worker sees them after pass 1 of a round.
+type SalientSets = HashMap<EventId, HashSet<TermId>>;
 
 /// Runs the statistics dataflow on one worker.
 ///
 /// `background` is this worker's share of background document frequencies (term id → count),
-/// `n_bg` the background's document count (the same on every worker). For round 0, 1, … up to
-/// `rounds`, `read(round, feed)` hands this worker's input to `feed` in pieces (a row group at a
-/// time, each fed and stepped before the next is read) and says whether it read everything; a
-/// worker that failed still takes part, so that no worker waits forever, and worker 0 then
-/// refuses to write.
+/// `n_bg` the background's document count (the same on every worker). Round r adds (sign +1) or
+/// retracts (−1) the segments that `read(r, feed)` hands to `feed` (a row group at a time, each
+/// fed and stepped before the next is read); `read` says whether it read everything, and a worker
+/// that failed still takes part, so that no worker waits forever, and worker 0 then refuses to
+/// write.
 pub fn run_worker(
     worker: &mut timely::worker::Worker,
     n_bg: u64,
     background: HashMap<TermId, u32>,
-    rounds: usize,
+    signs: &[isize],
     read: &mut ReadRound<'_>,
 ) -> Option<Gathered> {
     let probe = Handle::new();
     let index = worker.index();
 
-    let (mut occ_in, mut bg_in, mut dict_in, mut fail_in, sinks) =
+    let (mut occ_in, mut pair_in, mut bg_in, mut dict_in, mut fail_in, salient_sink, sinks) =
         worker.dataflow::<Time, _, _>(|scope| {
-            let (occ_in, occurrences) = scope.new_collection::<Occurrence, isize>();
+            // (event, term) once per segment that holds it.
+            let (occ_in, occurrences) = scope.new_collection::<TermKey, isize>();
+            // (event, a, b) once per segment that holds both, a and b salient.
+            let (pair_in, salient_pairs) = scope.new_collection::<PairKey, isize>();
             let (bg_in, background) = scope.new_collection::<TermId, isize>();
             let (dict_in, dictionary) = scope.new_collection::<DictEntry, isize>();
             let (fail_in, failures) = scope.new_collection::<(), isize>();
 
             // freq(w): distinct segments per (event, term). Key: (EventId, TermId).
-            let freq = occurrences.clone().map(|(et, _seg)| et).count();
+            let freq = occurrences.count();
             // bgf(w): background documents per term. Key: TermId.
             let bg_freq = background.count();
             // The background join, by term; terms absent from the background get bgf = 0.
@@ -153,18 +165,20 @@ pub fn run_worker(
                 .clone()
                 .filter(|(_, stat)| stat.4)
                 .map(|(e, stat)| (e, stat.0));
-            // |T| per event. Key: EventId.
-            let t_size = salient.clone().map(|(e, _)| e).count();
-            // Salient terms of each segment. Key: (EventId, TermId), then (EventId, SegKey).
-            let salient_occ = occurrences
-                .semijoin(salient.map(|(e, t)| (e, t)))
-                .map(|((e, t), seg)| ((e, seg), t));
-            // freq(a,b): segments holding both. Key: (EventId, SegKey), then (EventId, a, b).
-            let pair_freq = salient_occ
+            // The salient sets go to every worker, which pairs the salient terms of its own
+            // segments in pass 2.
+            let salient_sink: Sink<(EventId, TermId)> = Rc::new(RefCell::new(Vec::new()));
+            let push = Rc::clone(&salient_sink);
+            salient
                 .clone()
-                .join_map(salient_occ, |&(e, _seg), &a, &b| (e, a, b))
-                .filter(|(_, a, b)| a < b)
-                .count();
+                .inner
+                .broadcast()
+                .inspect(move |update| push.borrow_mut().push(*update))
+                .probe_with(&probe);
+            // |T| per event. Key: EventId.
+            let t_size = salient.map(|(e, _)| e).count();
+            // freq(a,b): segments holding both. Key: (EventId, a, b).
+            let pair_freq = salient_pairs.count();
             // Σ_w freq(a,w) and |F_a| = #{w : freq(a,w) > 1}. Key: (EventId, TermId).
             let per_term = pair_freq
                 .clone()
@@ -200,51 +214,107 @@ pub fn run_worker(
                 gather(dictionary.distinct(), &probe),
                 gather(failures.map(|()| 0u8), &probe),
             );
-            (occ_in, bg_in, dict_in, fail_in, sinks)
+            (
+                occ_in,
+                pair_in,
+                bg_in,
+                dict_in,
+                fail_in,
+                salient_sink,
+                sinks,
+            )
         });
 
-    let step = |worker: &mut timely::worker::Worker, time: Time| {
-        worker.step_while(|| probe.less_than(&time));
-    };
-    let feed_background = |bg_in: &mut InputSession<Time, TermId, isize>| {
-        let mut entries: Vec<(TermId, u32)> = background.into_iter().collect();
-        entries.sort_unstable();
-        for (t, n) in entries {
-            bg_in.update(t, n as isize);
-        }
-    };
-    feed_background(&mut bg_in);
-    for round in 0..rounds {
-        let time = round as Time;
-        let mut fed = |input: RoundInput| {
-            for (record, diff) in input.occurrences {
+    // Moves every input to `time` and flushes it.
+    macro_rules! advance {
+        ($time:expr; $($input:ident),+) => {
+            $( $input.advance_to($time); $input.flush(); )+
+        };
+    }
+    let mut background: Vec<(TermId, u32)> = background.into_iter().collect();
+    background.sort_unstable();
+    for (t, n) in background {
+        bg_in.update(t, n as isize);
+    }
+    // The salient sets after the previous round, and the running sums behind the current ones.
+    let mut previous = SalientSets::new();
+    let mut membership: HashMap<TermKey, isize> = HashMap::new();
+    let mut failed = false;
+    for (round, &sign) in signs.iter().enumerate() {
+        // Pass 1: segment frequencies and the dictionary.
+        let ok = read(round, &mut |segments| {
+            let (occurrences, dictionary) = occurrences_of(segments, sign);
+            for (record, diff) in occurrences {
                 occ_in.update(record, diff);
             }
-            for entry in input.dictionary {
+            for entry in dictionary {
                 dict_in.insert(entry);
             }
             occ_in.flush();
             dict_in.flush();
             // Let the operators take this piece in before the next is read.
             worker.step();
-        };
-        if !read(round, &mut fed) {
+        });
+        failed |= !ok;
+        let pass_2 = (2 * round + 1) as Time;
+        advance!(pass_2; occ_in, pair_in, bg_in, dict_in, fail_in);
+        worker.step_while(|| probe.less_than(&pass_2));
+
+        // Pass 2: the salient pairs under the new salient sets.
+        for ((e, t), _, diff) in take(&salient_sink) {
+            *membership.entry((e, t)).or_insert(0) += diff;
+        }
+        let mut current = SalientSets::new();
+        for (&(e, t), &n) in &membership {
+            if n > 0 {
+                current.entry(e).or_default().insert(t);
+            }
+        }
+        membership.retain(|_, n| *n != 0);
+        let changed: HashSet<EventId> = current
+            .keys()
+            .chain(previous.keys())
+            .filter(|e| current.get(e) != previous.get(e))
+            .copied()
+            .collect();
+        // Earlier rounds: for the events whose salient set changed, new pairs minus old ones.
+        if !changed.is_empty() {
+            for (earlier, &earlier_sign) in signs[..round].iter().enumerate() {
+                let ok = read(earlier, &mut |segments| {
+                    let mut pairs = HashMap::new();
+                    let of_changed = segments
+                        .iter()
+                        .filter(|s| changed.contains(&keys::event_id(&s.key_event)));
+                    for s in of_changed {
+                        add_pairs(&mut pairs, s, &current, earlier_sign);
+                        add_pairs(&mut pairs, s, &previous, -earlier_sign);
+                    }
+                    feed_pairs(&mut pair_in, pairs);
+                    worker.step();
+                });
+                failed |= !ok;
+            }
+        }
+        // This round: its pairs under the new sets.
+        let ok = read(round, &mut |segments| {
+            let mut pairs = HashMap::new();
+            for s in segments {
+                add_pairs(&mut pairs, s, &current, sign);
+            }
+            feed_pairs(&mut pair_in, pairs);
+            worker.step();
+        });
+        failed |= !ok;
+        if failed {
             fail_in.update((), 1);
+            failed = false;
         }
-        for input_time in [occ_in.time(), bg_in.time(), dict_in.time(), fail_in.time()] {
-            debug_assert_eq!(*input_time, time);
-        }
-        occ_in.advance_to(time + 1);
-        bg_in.advance_to(time + 1);
-        dict_in.advance_to(time + 1);
-        fail_in.advance_to(time + 1);
-        occ_in.flush();
-        bg_in.flush();
-        dict_in.flush();
-        fail_in.flush();
-        step(worker, time + 1);
+        let next = (2 * round + 2) as Time;
+        advance!(next; occ_in, pair_in, bg_in, dict_in, fail_in);
+        worker.step_while(|| probe.less_than(&next));
+        previous = current;
     }
-    drop((occ_in, bg_in, dict_in, fail_in));
+    drop((occ_in, pair_in, bg_in, dict_in, fail_in));
     worker.step_while(|| !probe.done());
 
     if index != 0 {
@@ -266,26 +336,62 @@ pub fn run_worker(
     })
 }
 
-/// The occurrences and dictionary entries of some segments, with sign `diff`.
-pub fn tokenize_segments<'a>(
-    segments: impl Iterator<Item = (&'a str, u32, u32, &'a str)>,
-    diff: isize,
-) -> RoundInput {
-    let mut input = RoundInput::default();
-    let mut seen: HashMap<(bool, u64), ()> = HashMap::new();
-    for (key_event, doc_id, seg_idx, text) in segments {
-        let e = keys::event_id(key_event);
-        if seen.insert((true, e), ()).is_none() {
-            input.dictionary.push((true, e, key_event.to_string()));
+/// The distinct (event, term)s of each segment, with `diff`, summed over the segments; and the
+/// dictionary entries of the ids they use.
+fn occurrences_of(segments: &[Segment], diff: isize) -> (Vec<(TermKey, isize)>, Vec<DictEntry>) {
+    let mut counts: HashMap<TermKey, isize> = HashMap::new();
+    let mut dictionary = Vec::new();
+    let mut seen: HashSet<(bool, u64)> = HashSet::new();
+    for segment in segments {
+        let e = keys::event_id(&segment.key_event);
+        if seen.insert((true, e)) {
+            dictionary.push((true, e, segment.key_event.clone()));
         }
-        let seg = keys::seg_key(doc_id, seg_idx);
-        for term in crate::text::distinct_terms(text) {
+        for term in crate::text::distinct_terms(&segment.text) {
             let t = keys::term_id(&term);
-            input.occurrences.push((((e, t), seg), diff));
-            if seen.insert((false, t), ()).is_none() {
-                input.dictionary.push((false, t, term));
+            *counts.entry((e, t)).or_insert(0) += diff;
+            if seen.insert((false, t)) {
+                dictionary.push((false, t, term));
             }
         }
     }
-    input
+    let mut counts: Vec<_> = counts.into_iter().filter(|(_, n)| *n != 0).collect();
+    // A fixed feeding order (the result does not depend on it, but the work then repeats).
+    counts.sort_unstable();
+    (counts, dictionary)
+}
+
+/// Adds `diff` for every pair of salient terms (under `sets`) that `segment` holds.
+fn add_pairs(
+    pairs: &mut HashMap<PairKey, isize>,
+    segment: &Segment,
+    sets: &SalientSets,
+    diff: isize,
+) {
+    let e = keys::event_id(&segment.key_event);
+    let Some(set) = sets.get(&e) else {
+        return;
+    };
+    let mut terms: Vec<TermId> = crate::text::distinct_terms(&segment.text)
+        .iter()
+        .map(|term| keys::term_id(term))
+        .filter(|t| set.contains(t))
+        .collect();
+    terms.sort_unstable();
+    terms.dedup();
+    for (i, &a) in terms.iter().enumerate() {
+        for &b in &terms[i + 1..] {
+            *pairs.entry((e, a, b)).or_insert(0) += diff;
+        }
+    }
+}
+
+/// Feeds summed pair updates (those that did not cancel out), in a fixed order.
+fn feed_pairs(input: &mut InputSession<Time, PairKey, isize>, pairs: HashMap<PairKey, isize>) {
+    let mut pairs: Vec<(PairKey, isize)> = pairs.into_iter().filter(|(_, n)| *n != 0).collect();
+    pairs.sort_unstable();
+    for (pair, diff) in pairs {
+        input.update(pair, diff);
+    }
+    input.flush();
 }

@@ -5,8 +5,8 @@
 //! Differential operators route a record by (an FNV hash of) its key; the keys are built here:
 //! - `(EventId, TermId)` — segment frequencies, salience inputs, per-term co-occurrence sums;
 //! - `TermId` — the background join;
-//! - `EventId` — salience threshold and salient set of an event, |T|;
-//! - `(EventId, SegKey)` — the salient terms of one segment (pair generation);
+//! - `EventId` — salience threshold and salient set of an event, |T| (the salient sets are then
+//!   broadcast to every worker, which pairs the salient terms of its own segments);
 //! - `(EventId, TermId, TermId)` — term-pair co-occurrence counts;
 //! - [`event_owners`] — the worker that runs an event's per-event stages in `epimine run`
 //!   (balanced by segment counts).
@@ -17,9 +17,6 @@ use std::collections::BTreeMap;
 pub type EventId = u64;
 /// Id of a term: the fixed-seed hash of the word.
 pub type TermId = u64;
-/// A segment inside its key event: `doc_id << 32 | seg_idx`.
-pub type SegKey = u64;
-
 /// The seed of every hash in the dataflow. Changing it changes which worker owns what, never
 /// the output.
 pub const SEED: u64 = 0x00E9_1A11_E5EE_D2A5;
@@ -46,11 +43,6 @@ pub fn event_id(key_event: &str) -> EventId {
 /// The id of a term.
 pub fn term_id(term: &str) -> TermId {
     hash_str(term)
-}
-
-/// A segment's key inside its event.
-pub fn seg_key(doc_id: u32, seg_idx: u32) -> SegKey {
-    (u64::from(doc_id) << 32) | u64::from(seg_idx)
 }
 
 /// The workers that own the key events in the per-event stages of `epimine run` (their
@@ -90,7 +82,6 @@ mod tests {
         assert_eq!(term_id("police"), term_id("police"));
         assert_ne!(term_id("police"), term_id("polices"));
         assert_eq!(hash_str(""), hash_str(""));
-        assert_eq!(seg_key(1, 2), (1u64 << 32) | 2);
         assert_eq!(owner(5, 2), 1);
         // Largest first to the least loaded: 10 → w0, 6 → w1, 5 → w1 (6 < 10), 4 → w0 (10 < 11),
         // 1 and 1 (names break the tie) → w1 (11 < 14), then w1 again (12 < 14).

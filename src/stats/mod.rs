@@ -18,7 +18,7 @@ use crate::progress::Stage;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Pair, Segment, Table, Term};
 
-use dataflow::{Gathered, RoundInput};
+use dataflow::Gathered;
 
 /// Errors of the statistics job.
 #[derive(Debug, thiserror::Error)]
@@ -203,24 +203,18 @@ pub async fn read_segment_shard(
     Ok(segments)
 }
 
-/// Feeds this worker's row groups of a round to `feed`, one row group at a time (tokenized),
-/// so that the input never sits in memory whole.
+/// Hands this worker's row groups of a corpus to `feed`, one row group at a time, so that the
+/// input never sits in memory whole.
 fn stream_shard(
     runtime: &tokio::runtime::Runtime,
-    round: &Round,
+    corpus: &str,
     index: usize,
     peers: usize,
-    feed: &mut dyn FnMut(RoundInput),
+    feed: &mut dyn FnMut(&[Segment]),
 ) -> Result<(), StatsError> {
-    let corpus = Location::parse(&round.corpus, false)?;
+    let corpus = Location::parse(corpus, false)?;
     for (name, group) in runtime.block_on(my_row_groups(&corpus, index, peers))? {
-        let segments = runtime.block_on(read_row_group(&corpus, &name, group))?;
-        feed(dataflow::tokenize_segments(
-            segments
-                .iter()
-                .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx, s.text.as_str())),
-            round.sign,
-        ));
+        feed(&runtime.block_on(read_row_group(&corpus, &name, group))?);
     }
     Ok(())
 }
@@ -252,8 +246,8 @@ pub fn compute(
         // Each round is streamed into the dataflow one row group at a time; a worker that
         // fails to read reports it in the dataflow, and worker 0 then refuses to write.
         let started = std::time::Instant::now();
-        let mut read = |round: usize, feed: &mut dyn FnMut(RoundInput)| -> bool {
-            match stream_shard(&runtime, &rounds[round], index, peers, feed) {
+        let mut read = |round: usize, feed: &mut dyn FnMut(&[Segment])| -> bool {
+            match stream_shard(&runtime, &rounds[round].corpus, index, peers, feed) {
                 Ok(()) => true,
                 Err(e) => {
                     tracing::error!(worker = index, "{e}");
@@ -262,7 +256,8 @@ pub fn compute(
                 }
             }
         };
-        let gathered = dataflow::run_worker(worker, n_bg, bg, rounds.len(), &mut read);
+        let signs: Vec<isize> = rounds.iter().map(|r| r.sign).collect();
+        let gathered = dataflow::run_worker(worker, n_bg, bg, &signs, &mut read);
         tracing::debug!(
             worker = index,
             secs = started.elapsed().as_secs_f64(),
