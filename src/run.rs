@@ -2,10 +2,12 @@
 //!
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes); then the
 //! per-event stages, again on every worker of every process: each worker reads its row groups of
-//! the corpus, segments and terms are exchanged to the worker that owns their event
-//! (`stats::keys::event_owners`: largest events first, each to the least-loaded worker), and each worker encodes its events (sentence embeddings and
-//! static word vectors from one forward pass), expands the salient set and forms synonym groups,
-//! partitions, clusters (§3–§4) and — without an LLM — classifies (§5 ablation, §6). With an
+//! the corpus; each segment goes to the worker that encodes its unit (`stats::keys::encoding_unit`,
+//! a fixed group of an event's articles; sentence embeddings and word-vector sums from one forward
+//! pass); the encoded units and the terms go to the worker that owns their event
+//! (`stats::keys::event_owners`: largest first, each to the least-loaded worker), which adds the
+//! word sums in unit order, expands the salient set and forms synonym groups, partitions,
+//! clusters (§3–§4) and — without an LLM — classifies (§5 ablation, §6). With an
 //! `[llm]` backend, worker 0 sends every event's candidate clusters to the LLM (requests
 //! concurrent across events, `llm.trials` times), the answers go back to the owners, which
 //! classify. Reports are gathered at worker 0, sorted by event, and written by process 0: the
@@ -26,7 +28,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::background;
-use crate::encoder::{self, DefaultBackend, Encoder};
+use crate::encoder::{self, DefaultBackend, Encoder, WordSum};
 use crate::episodes::{self, expand, EpisodeSpec, EventCounts, EventInput};
 use crate::job::Job;
 use crate::llm::{self, LlmError};
@@ -407,11 +409,26 @@ struct Shared {
 /// One trial's LLM answer for an event (the error as text).
 type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
 
+/// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).
+type UnitKey = (String, u32);
+
+/// Sentence embeddings of some segments, in order, and their word table as sums.
+type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
+
+/// One encoding unit, encoded on some worker: its segments in (doc_id, seg_idx) order with their
+/// embeddings and word sums, or why encoding failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct EncodedUnit {
+    unit: u32,
+    segments: Vec<Segment>,
+    encoded: Result<UnitEncoding, String>,
+}
+
 /// A message to the worker that owns a key event ([`keys::event_owners`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum ToOwner {
-    /// One of the event's segments.
-    Segment(Segment),
+    /// One of the event's encoding units.
+    Unit(String, EncodedUnit),
     /// The event's terms from the statistics dataflow.
     Terms(String, Vec<Term>),
     /// The LLM's answers for the event, by trial.
@@ -421,8 +438,7 @@ enum ToOwner {
 impl ToOwner {
     fn key_event(&self) -> &str {
         match self {
-            ToOwner::Segment(s) => &s.key_event,
-            ToOwner::Terms(e, _) | ToOwner::Answers(e, _) => e,
+            ToOwner::Unit(e, _) | ToOwner::Terms(e, _) | ToOwner::Answers(e, _) => e,
         }
     }
 }
@@ -476,21 +492,152 @@ where
     received.take()
 }
 
-/// Every event's segment count, known to every worker (each sends its shard's counts to all).
-fn event_sizes(worker: &mut timely::worker::Worker, segments: &[Segment]) -> BTreeMap<String, u64> {
+/// The encoding unit of a segment.
+fn unit_of(s: &Segment) -> UnitKey {
+    (s.key_event.clone(), keys::encoding_unit(s.doc_id))
+}
+
+/// Every encoding unit's segment count, known to every worker (each sends its shard's counts
+/// to all).
+fn unit_sizes(worker: &mut timely::worker::Worker, segments: &[Segment]) -> BTreeMap<UnitKey, u64> {
     let peers = worker.peers();
-    let mut local: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut local: BTreeMap<UnitKey, u64> = BTreeMap::new();
     for s in segments {
-        *local.entry(s.key_event.as_str()).or_default() += 1;
+        *local.entry(unit_of(s)).or_default() += 1;
     }
-    let copies: Vec<(u64, String, u64)> = (0..peers as u64)
-        .flat_map(|to| local.iter().map(move |(e, &n)| (to, e.to_string(), n)))
+    let copies: Vec<(u64, UnitKey, u64)> = (0..peers as u64)
+        .flat_map(|to| local.iter().map(move |(u, &n)| (to, u.clone(), n)))
         .collect();
     let mut sizes = BTreeMap::new();
-    for (_, event, n) in shuffle(worker, copies, |c| c.0) {
-        *sizes.entry(event).or_default() += n;
+    for (_, unit, n) in shuffle(worker, copies, |c| c.0) {
+        *sizes.entry(unit).or_default() += n;
     }
     sizes
+}
+
+/// Units encoded in one call: their batches share the waves of concurrent forward passes.
+const UNITS_AT_ONCE: usize = 8;
+
+/// Encodes this worker's units (or reads them from the encoder cache), in key order. A unit that
+/// fails to encode fails alone (its group is encoded again one unit at a time).
+fn encode_units(
+    shared: &Shared,
+    encoder: Option<&Encoder<DefaultBackend>>,
+    units: BTreeMap<UnitKey, Vec<Segment>>,
+    bar: Option<&crate::progress::Bar>,
+) -> Vec<ToOwner> {
+    let units: Vec<(UnitKey, Vec<Segment>)> = units
+        .into_iter()
+        .map(|(key, mut segments)| {
+            segments.sort_by_key(|s| (s.doc_id, s.seg_idx));
+            (key, segments)
+        })
+        .collect();
+    let texts: Vec<Vec<&str>> = units
+        .iter()
+        .map(|(_, segments)| segments.iter().map(|s| s.text.as_str()).collect())
+        .collect();
+    let cached: Vec<Option<PathBuf>> = texts
+        .iter()
+        .map(|t| cache_path(&shared.job, &shared.model_hash, t))
+        .collect();
+    let mut encoded: Vec<Option<Result<UnitEncoding, String>>> = cached
+        .iter()
+        .map(|path| path.as_deref().and_then(read_cache).map(Ok))
+        .collect();
+    let misses: Vec<usize> = (0..units.len()).filter(|&i| encoded[i].is_none()).collect();
+    let step = |done: usize| {
+        if let Some(bar) = bar {
+            (0..done).for_each(|_| bar.inc());
+        }
+    };
+    step(units.len() - misses.len());
+    let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
+        let encoder = encoder.ok_or("no encoder")?;
+        let parts: Vec<Vec<&str>> = group.iter().map(|&i| texts[i].clone()).collect();
+        let results = encoder
+            .encode_parts(&parts, encoder.last_layer())
+            .map_err(|e| format!("encoder: {e}"))?;
+        Ok(results
+            .into_iter()
+            .map(|(vectors, words)| {
+                let rows = (0..vectors.len()).map(|i| vectors.row(i).to_vec());
+                (rows.collect(), words)
+            })
+            .collect())
+    };
+    for group in misses.chunks(UNITS_AT_ONCE) {
+        if let Some(bar) = bar {
+            bar.set_message(&units[group[0]].0 .0);
+        }
+        let results: Vec<Result<UnitEncoding, String>> = match encode(group) {
+            Ok(all) => all.into_iter().map(Ok).collect(),
+            Err(_) => group
+                .iter()
+                .map(|&i| encode(&[i]).map(|mut one| one.remove(0)))
+                .collect(),
+        };
+        for (&i, result) in group.iter().zip(results) {
+            if let (Ok(e), Some(path)) = (&result, &cached[i]) {
+                if let Err(err) = write_cache(path, e) {
+                    tracing::warn!("encoder cache {}: {err}", path.display());
+                }
+            }
+            encoded[i] = Some(result);
+        }
+        step(group.len());
+    }
+    units
+        .into_iter()
+        .zip(encoded)
+        .map(|(((event, unit), segments), encoded)| {
+            let encoded = encoded.expect("every unit encoded or failed");
+            ToOwner::Unit(
+                event,
+                EncodedUnit {
+                    unit,
+                    segments,
+                    encoded,
+                },
+            )
+        })
+        .collect()
+}
+
+/// An event's segments in (doc_id, seg_idx) order with their embeddings and word vectors, from
+/// its encoded units: the word sums are added in unit order, so the floats are the same
+/// whichever workers encoded the units.
+fn assemble(mut units: Vec<EncodedUnit>) -> (Vec<Segment>, Result<Encoded, String>) {
+    units.sort_by_key(|u| u.unit);
+    let mut segments = Vec::new();
+    let mut embeddings = Vec::new();
+    let mut sums: BTreeMap<String, WordSum> = BTreeMap::new();
+    let mut error = None;
+    for unit in units {
+        segments.extend(unit.segments);
+        match unit.encoded {
+            Ok((e, words)) => {
+                embeddings.extend(e);
+                for w in words {
+                    match sums.get_mut(&w.word) {
+                        Some(sum) => sum.add(&w),
+                        None => {
+                            sums.insert(w.word.clone(), w);
+                        }
+                    }
+                }
+            }
+            Err(e) => error = error.or(Some(e)),
+        }
+    }
+    let encoded = match error {
+        Some(e) => Err(e),
+        None => Ok((
+            embeddings,
+            sums.into_iter().map(|(w, s)| (w, s.mean())).collect(),
+        )),
+    };
+    (segments, encoded)
 }
 
 /// Routes by the owners map (an event it lacks, e.g. terms of an event without segments, goes
@@ -500,9 +647,10 @@ fn router(owners: &Arc<BTreeMap<String, usize>>) -> impl Fn(&ToOwner) -> u64 + '
     move |m| owners.get(m.key_event()).copied().unwrap_or(0) as u64
 }
 
-/// One worker of the per-event stages: reads its row groups of the corpus; segments and terms go
-/// to the worker owning their event; each worker encodes and runs §3–§6 (without an LLM) or
-/// §3–§4 (with one) on its events and reports to worker 0. With an LLM, worker 0 asks it for
+/// One worker of the per-event stages: reads its row groups of the corpus; each segment goes to
+/// the worker that encodes its unit (a fixed group of an event's articles), the encoded units and
+/// the terms to the worker owning their event, which runs §3–§6 (without an LLM) or §3–§4 (with
+/// one) on its events and reports to worker 0. With an LLM, worker 0 asks it for
 /// every waiting event, the answers go back to the owners, which classify and report again.
 fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<Gathered> {
     let (index, peers) = (worker.index(), worker.peers());
@@ -518,7 +666,8 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
     let started = Instant::now();
     let mut stages = Vec::new();
 
-    // Segments and terms to the owners, balanced by segment counts.
+    // Segments to the workers that encode their units; units and terms to the event owners,
+    // both balanced by segment counts.
     let segments = match Location::parse(&job.corpus, false)
         .map_err(|e| e.to_string())
         .and_then(|corpus| {
@@ -532,18 +681,17 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
             Vec::new()
         }
     };
-    let owners = Arc::new(keys::event_owners(&event_sizes(worker, &segments), peers));
-    let mut outgoing: Vec<ToOwner> = segments.into_iter().map(ToOwner::Segment).collect();
-    if let Some(terms) = shared.terms.lock().expect("terms").take() {
-        outgoing.extend(terms.into_iter().map(|(e, t)| ToOwner::Terms(e, t)));
+    let units = unit_sizes(worker, &segments);
+    let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
+    for ((event, _), n) in &units {
+        *sizes.entry(event.clone()).or_default() += n;
     }
-    let mut mine: BTreeMap<String, (Vec<Segment>, Vec<Term>)> = BTreeMap::new();
-    for message in shuffle(worker, outgoing, router(&owners)) {
-        match message {
-            ToOwner::Segment(s) => mine.entry(s.key_event.clone()).or_default().0.push(s),
-            ToOwner::Terms(e, t) => mine.entry(e).or_default().1 = t,
-            ToOwner::Answers(..) => {}
-        }
+    let owners = Arc::new(keys::event_owners(&sizes, peers));
+    let encoders = keys::event_owners(&units, peers);
+    let route = move |s: &Segment| encoders.get(&unit_of(s)).copied().unwrap_or(0) as u64;
+    let mut my_units: BTreeMap<UnitKey, Vec<Segment>> = BTreeMap::new();
+    for s in shuffle(worker, segments, route) {
+        my_units.entry(unit_of(&s)).or_default().push(s);
     }
     let encoder =
         match Encoder::<DefaultBackend>::load(&shared.model_dir, &encoder::default_device()) {
@@ -553,6 +701,32 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
                 None
             }
         };
+    let bar = (index == 0).then(|| {
+        crate::progress::Bar::start(
+            &format!("encoding (worker 0 of {peers})"),
+            my_units.len() as u64,
+        )
+    });
+    let mut outgoing = encode_units(shared, encoder.as_ref(), my_units, bar.as_ref());
+    if let Some(bar) = bar {
+        bar.finish();
+    }
+    if let Some(terms) = shared.terms.lock().expect("terms").take() {
+        outgoing.extend(terms.into_iter().map(|(e, t)| ToOwner::Terms(e, t)));
+    }
+    let mut mine: BTreeMap<String, (Vec<EncodedUnit>, Vec<Term>)> = BTreeMap::new();
+    for message in shuffle(worker, outgoing, router(&owners)) {
+        match message {
+            ToOwner::Unit(e, u) => mine.entry(e).or_default().0.push(u),
+            ToOwner::Terms(e, t) => mine.entry(e).or_default().1 = t,
+            ToOwner::Answers(..) => {}
+        }
+    }
+    stages.push(StageTime {
+        stage: "encoding".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    let started = Instant::now();
 
     // §3–§6 (or §3–§4) on this worker's events.
     let bar = (index == 0).then(|| {
@@ -563,11 +737,11 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
     });
     let mut reports = Vec::new();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
-    for (event, (mut segs, terms)) in mine {
+    for (event, (units, terms)) in mine {
         if let Some(bar) = &bar {
             bar.set_message(&event);
         }
-        segs.sort_by_key(|s| (s.doc_id, s.seg_idx));
+        let (segs, encoded) = assemble(units);
         let mut report = EventReport {
             status: EventStatus {
                 key_event: event.clone(),
@@ -580,26 +754,25 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
             outputs: Outputs::default(),
             prompt: None,
         };
-        let Some(encoder) = &encoder else {
-            set_failed(&mut report.status, "no encoder".into());
-            reports.push(report);
-            continue;
+        let encoded = match encoded {
+            Ok(encoded) => encoded,
+            Err(e) => {
+                set_failed(&mut report.status, e);
+                reports.push(report);
+                continue;
+            }
         };
         if shared.terms_only {
-            match term_set(job, encoder, &shared.model_hash, &segs, &terms) {
-                Ok((set, _)) => {
-                    report.outputs.terms = set.rows;
-                    report.outputs.pairs = set.pairs;
-                }
-                Err(e) => set_failed(&mut report.status, e),
-            }
+            let set = term_set(job, &segs, &terms, &encoded.1);
+            report.outputs.terms = set.rows;
+            report.outputs.pairs = set.pairs;
             reports.push(report);
             if let Some(bar) = &bar {
                 bar.inc();
             }
             continue;
         }
-        match prepare_event(job, encoder, &shared.model_hash, &segs, terms) {
+        match prepare_event(job, segs, terms, encoded) {
             Ok((p, set)) => {
                 report.outputs.terms = set.rows;
                 report.outputs.pairs = set.pairs;
@@ -624,10 +797,8 @@ fn event_worker(worker: &mut timely::worker::Worker, shared: &Shared) -> Option<
                 }
             }
             Err((e, set)) => {
-                if let Some(set) = set {
-                    report.outputs.terms = set.rows;
-                    report.outputs.pairs = set.pairs;
-                }
+                report.outputs.terms = set.rows;
+                report.outputs.pairs = set.pairs;
                 set_failed(&mut report.status, e);
             }
         }
@@ -807,9 +978,10 @@ fn classify_with_llm(
 }
 
 /// An event's encoder outputs: segment embeddings and static word vectors.
+/// An event's sentence embeddings (in segment order) and word vectors.
 type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
 
-/// The cache key of an event's encoding: the model weights' hash and the texts.
+/// The cache key of a unit's encoding: the model weights' hash and the texts.
 fn cache_key(model_hash: &str, texts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -821,98 +993,77 @@ fn cache_key(model_hash: &str, texts: &[&str]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn write_cache(path: &Path, (embeddings, words): &Encoded) -> std::io::Result<()> {
-    let mut buf: Vec<u8> = b"EPIMINE-ENC1".to_vec();
+/// The cache file's first bytes (version 2: word sums in f64, per encoding unit).
+const CACHE_MAGIC: &[u8] = b"EPIMINE-ENC2";
+
+fn write_cache(path: &Path, (embeddings, words): &UnitEncoding) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = CACHE_MAGIC.to_vec();
     let dim = embeddings.first().map_or(0, Vec::len);
     buf.extend((embeddings.len() as u32).to_le_bytes());
     buf.extend((dim as u32).to_le_bytes());
     for v in embeddings {
         v.iter().for_each(|x| buf.extend(x.to_le_bytes()));
     }
-    let mut sorted: Vec<(&String, &Vec<f32>)> = words.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(b.0));
-    buf.extend((sorted.len() as u32).to_le_bytes());
-    for (w, v) in sorted {
-        buf.extend((w.len() as u32).to_le_bytes());
-        buf.extend(w.as_bytes());
-        buf.extend((v.len() as u32).to_le_bytes());
-        v.iter().for_each(|x| buf.extend(x.to_le_bytes()));
+    buf.extend((words.len() as u32).to_le_bytes());
+    for w in words {
+        buf.extend((w.word.len() as u32).to_le_bytes());
+        buf.extend(w.word.as_bytes());
+        buf.extend(w.count.to_le_bytes());
+        buf.extend((w.sum.len() as u32).to_le_bytes());
+        w.sum.iter().for_each(|x| buf.extend(x.to_le_bytes()));
     }
     let tmp = path.with_extension("partial");
     std::fs::write(&tmp, buf)?;
     std::fs::rename(tmp, path)
 }
 
-fn read_cache(path: &Path) -> Option<Encoded> {
+fn read_cache(path: &Path) -> Option<UnitEncoding> {
     let data = std::fs::read(path).ok()?;
-    let mut at = data.strip_prefix(b"EPIMINE-ENC1")?;
-    let u32_ = |at: &mut &[u8]| -> Option<u32> {
-        let (head, rest) = at.split_first_chunk::<4>()?;
-        *at = rest;
-        Some(u32::from_le_bytes(*head))
-    };
-    let floats = |at: &mut &[u8], n: usize| -> Option<Vec<f32>> {
-        if at.len() < 4 * n {
+    let mut at = data.strip_prefix(CACHE_MAGIC)?;
+    fn take<'a>(at: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if at.len() < n {
             return None;
         }
-        let (head, rest) = at.split_at(4 * n);
+        let (head, rest) = at.split_at(n);
         *at = rest;
-        Some(
-            head.chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )
-    };
+        Some(head)
+    }
+    let u32_ =
+        |at: &mut &[u8]| -> Option<u32> { Some(u32::from_le_bytes(take(at, 4)?.try_into().ok()?)) };
     let n = u32_(&mut at)? as usize;
     let dim = u32_(&mut at)? as usize;
     let mut embeddings = Vec::with_capacity(n);
     for _ in 0..n {
-        embeddings.push(floats(&mut at, dim)?);
+        let raw = take(&mut at, 4 * dim)?;
+        embeddings.push(
+            raw.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        );
     }
     let words_n = u32_(&mut at)? as usize;
-    let mut words = HashMap::with_capacity(words_n);
+    let mut words = Vec::with_capacity(words_n);
     for _ in 0..words_n {
         let len = u32_(&mut at)? as usize;
-        if at.len() < len {
-            return None;
-        }
-        let (w, rest) = at.split_at(len);
-        at = rest;
-        let word = String::from_utf8(w.to_vec()).ok()?;
+        let word = String::from_utf8(take(&mut at, len)?.to_vec()).ok()?;
+        let count = u32_(&mut at)?;
         let d = u32_(&mut at)? as usize;
-        words.insert(word, floats(&mut at, d)?);
+        let sum = take(&mut at, 8 * d)?
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        words.push(WordSum { word, count, sum });
     }
-    Some((embeddings, words))
+    at.is_empty().then_some((embeddings, words))
 }
 
-/// Encodes an event's texts (or reads them from the cache).
-fn encode_event(
-    job: &Job,
-    encoder: &Encoder<DefaultBackend>,
-    model_hash: &str,
-    texts: &[&str],
-) -> Result<Encoded, encoder::EncoderError> {
-    let cached = job.encoder.cache_dir.as_ref().map(|dir| {
+/// The encoder cache file of a unit's texts, when the job has a cache.
+fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<PathBuf> {
+    job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
         dir.join(format!("{}.enc", cache_key(model_hash, texts)))
-    });
-    if let Some(hit) = cached.as_deref().and_then(read_cache) {
-        return Ok(hit);
-    }
-    let (embeddings, words) = encoder.encode_both(texts, encoder.last_layer())?;
-    let embeddings: Vec<Vec<f32>> = (0..embeddings.len())
-        .map(|i| embeddings.row(i).to_vec())
-        .collect();
-    let vectors: HashMap<String, Vec<f32>> =
-        words.into_iter().map(|w| (w.word, w.vector)).collect();
-    let encoded = (embeddings, vectors);
-    if let Some(path) = cached {
-        if let Err(e) = write_cache(&path, &encoded) {
-            tracing::warn!("encoder cache {}: {e}", path.display());
-        }
-    }
-    Ok(encoded)
+    })
 }
 
 /// Everything a run writes, of one event or gathered over events.
@@ -974,35 +1125,26 @@ impl Pending {
     }
 }
 
-/// Encodes an event (or reads the encoder cache) and builds its term set (§1 expansion and
-/// synonym groups, pairs in the group sense).
+/// An event's term set (§1 expansion and synonym groups, pairs in the group sense) from its
+/// statistics and word vectors.
 fn term_set(
     job: &Job,
-    encoder: &Encoder<DefaultBackend>,
-    model_hash: &str,
     segs: &[Segment],
     rows: &[Term],
-) -> Result<(expand::TermSet, Encoded), String> {
-    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
-    let encoded =
-        encode_event(job, encoder, model_hash, &texts).map_err(|e| format!("encoder: {e}"))?;
+    vectors: &HashMap<String, Vec<f32>>,
+) -> expand::TermSet {
     let seg_terms: Vec<HashSet<String>> = segs
         .iter()
         .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
         .collect();
     let empty = HashMap::new();
-    let set = expand::build_term_set(
+    expand::build_term_set(
         rows,
-        if job.terms.vectors {
-            &encoded.1
-        } else {
-            &empty
-        },
+        if job.terms.vectors { vectors } else { &empty },
         job.terms.expansion,
         job.terms.synonym,
         &seg_terms,
-    );
-    Ok((set, encoded))
+    )
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each
@@ -1033,20 +1175,18 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
     Ok(Some(output))
 }
 
-type PrepareResult = Result<(Pending, expand::TermSet), (String, Option<expand::TermSet>)>;
+type PrepareResult = Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
 
 /// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
 fn prepare_event(
     job: &Job,
-    encoder: &Encoder<DefaultBackend>,
-    model_hash: &str,
-    segs: &[Segment],
+    segs: Vec<Segment>,
     rows: Vec<Term>,
+    (embeddings, vectors): Encoded,
 ) -> PrepareResult {
-    let (set, (embeddings, vectors)) =
-        term_set(job, encoder, model_hash, segs, &rows).map_err(|e| (e, None))?;
+    let set = term_set(job, &segs, &rows, &vectors);
     let input = EventInput {
-        segments: segs,
+        segments: &segs,
         terms: set.salient.clone(),
         pairs: set
             .pairs
@@ -1059,13 +1199,13 @@ fn prepare_event(
     match episodes::prepare(&input, &job.episodes) {
         Ok(prepared) => Ok((
             Pending {
-                segments: segs.to_vec(),
+                segments: segs,
                 embeddings,
                 prepared,
             },
             set,
         )),
-        Err(e) => Err((e.to_string(), Some(set))),
+        Err(e) => Err((e.to_string(), set)),
     }
 }
 

@@ -245,6 +245,46 @@ fn one_pass_gives_both_roles() {
     }
 }
 
+/// The word sums of parts of an event, encoded apart and added, give the whole's word table:
+/// what lets `epimine run` encode an event's units on different workers.
+#[test]
+fn word_sums_of_parts_add_up_to_the_whole() {
+    use std::collections::BTreeMap;
+    let enc = load(&fixtures().join("tiny-bert")).with_batch_size(2);
+    let texts = [
+        "protesters stormed the legislature on tuesday.",
+        "police fired tear gas, and protesters were arrested!",
+        "the river rose and police closed the bridge",
+        "arrests followed as the river fell",
+    ];
+    let layer = enc.last_layer();
+    let (_, whole) = enc.encode_both(&texts, layer).unwrap();
+    let mut added: BTreeMap<String, epimine::encoder::WordSum> = BTreeMap::new();
+    for part in [&texts[..1], &texts[1..3], &texts[3..]] {
+        let (embeddings, sums) = enc.encode_both_sums(part, layer).unwrap();
+        assert_eq!(embeddings.len(), part.len());
+        for w in sums {
+            match added.get_mut(&w.word) {
+                Some(sum) => sum.add(&w),
+                None => {
+                    added.insert(w.word.clone(), w);
+                }
+            }
+        }
+    }
+    assert_eq!(added.len(), whole.len());
+    // "police", "protesters" and "river" occur in two parts each.
+    assert_eq!(added["police"].count, 2);
+    for w in &whole {
+        let sum = &added[&w.word];
+        assert_eq!(sum.count, w.count, "{}", w.word);
+        let mean = sum.mean();
+        for (a, b) in mean.iter().zip(&w.vector) {
+            assert!((a - b).abs() < 1e-4, "{}: {a} vs {b}", w.word);
+        }
+    }
+}
+
 #[test]
 fn a_layer_beyond_the_model_is_an_error() {
     let enc = load(&fixtures().join("tiny-bert"));

@@ -64,7 +64,10 @@ fn run_args<'a>(corpus: &'a str, bg: &'a str, out: &'a str, model: &'a str) -> V
 #[test]
 fn run_writes_every_output_identically_for_any_layout() {
     let dir = scratch();
-    let corpus = synth(dir.path(), 3, 25);
+    // 70 articles an event: two encoding units each (`keys::ARTICLES_PER_UNIT` = 64), so with
+    // 2 workers an event's units are encoded apart and their word sums added on the owner.
+    assert_eq!(epimine::stats::keys::ARTICLES_PER_UNIT, 64);
+    let corpus = synth(dir.path(), 3, 70);
     let bg = corpus.join("background.txt");
     let model = tiny_model();
     let one = dir.path().join("one");
@@ -220,7 +223,10 @@ fn run_writes_every_output_identically_for_any_layout() {
         .iter()
         .map(|s| s["stage"].as_str().unwrap())
         .collect();
-    assert_eq!(stages, ["statistics", "load", "episodes", "write"]);
+    assert_eq!(
+        stages,
+        ["statistics", "load", "encoding", "episodes", "write"]
+    );
 
     // eval reads the run.
     let eval = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&one), "--json"]);

@@ -154,6 +154,36 @@ pub struct WordVector {
     pub vector: Vec<f32>,
 }
 
+/// The sum of a word's occurrence vectors over some texts: word tables of parts of an event
+/// add up ([`WordSum::add`], in a fixed order) to the table of the whole ([`WordSum::mean`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WordSum {
+    /// The word.
+    pub word: String,
+    /// Occurrences.
+    pub count: u32,
+    /// Sum of the occurrences' vectors (each the mean of the word's pieces).
+    pub sum: Vec<f64>,
+}
+
+impl WordSum {
+    /// Adds another part's sum of the same word.
+    pub fn add(&mut self, other: &WordSum) {
+        self.count += other.count;
+        for (s, o) in self.sum.iter_mut().zip(&other.sum) {
+            *s += o;
+        }
+    }
+
+    /// The mean vector.
+    pub fn mean(&self) -> Vec<f32> {
+        self.sum
+            .iter()
+            .map(|s| (s / f64::from(self.count)) as f32)
+            .collect()
+    }
+}
+
 /// A word occurrence inside one model sequence: its word and its pieces' positions.
 #[derive(Debug, Clone, Copy)]
 struct Occurrence {
@@ -208,21 +238,29 @@ impl WordSums {
         *count += 1;
     }
 
-    /// The table, sorted by word.
-    fn finish(self) -> Vec<WordVector> {
-        let mut out: Vec<WordVector> = self
+    /// The sums, sorted by word.
+    fn finish_sums(self) -> Vec<WordSum> {
+        let mut out: Vec<WordSum> = self
             .words
             .into_iter()
             .zip(self.sums)
             .filter(|(_, (count, _))| *count > 0)
-            .map(|(word, (count, sum))| WordVector {
-                word,
-                count,
-                vector: sum.iter().map(|s| (s / f64::from(count)) as f32).collect(),
-            })
+            .map(|(word, (count, sum))| WordSum { word, count, sum })
             .collect();
         out.sort_by(|a, b| a.word.cmp(&b.word));
         out
+    }
+
+    /// The table, sorted by word.
+    fn finish(self) -> Vec<WordVector> {
+        self.finish_sums()
+            .into_iter()
+            .map(|w| WordVector {
+                vector: w.mean(),
+                word: w.word,
+                count: w.count,
+            })
+            .collect()
     }
 }
 
@@ -311,13 +349,32 @@ impl<B: EncoderBackend> Encoder<B> {
         sequences: &[Vec<u32>],
         layers: &[usize],
         work: impl Fn(&EncoderInput<B>, Vec<Tensor<B, 3>>) -> T + Sync,
+        each: impl FnMut(&[usize], T),
+    ) {
+        let batches = self.batches(sequences, 0..sequences.len());
+        self.run_batches(sequences, &batches, layers, work, each);
+    }
+
+    /// The batches of `sequences[range]`: longest first, `batch_size` at a time (empty
+    /// sequences skipped). They depend on nothing but those sequences.
+    fn batches(&self, sequences: &[Vec<u32>], range: std::ops::Range<usize>) -> Vec<Vec<usize>> {
+        let mut order: Vec<usize> = range.filter(|&i| !sequences[i].is_empty()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
+        order
+            .chunks(self.batch_size)
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    /// [`Self::run`] over given batches.
+    fn run_batches<T: Send>(
+        &self,
+        sequences: &[Vec<u32>],
+        batches: &[Vec<usize>],
+        layers: &[usize],
+        work: impl Fn(&EncoderInput<B>, Vec<Tensor<B, 3>>) -> T + Sync,
         mut each: impl FnMut(&[usize], T),
     ) {
-        let mut order: Vec<usize> = (0..sequences.len())
-            .filter(|&i| !sequences[i].is_empty())
-            .collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(sequences[i].len()));
-        let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
         let forward = |batch: &[usize]| {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| sequences[i].as_slice()).collect();
             let input = EncoderInput::new(&self.config, &seqs, &self.device);
@@ -326,13 +383,13 @@ impl<B: EncoderBackend> Encoder<B> {
         };
         for wave in batches.chunks(self.concurrency) {
             let results: Vec<T> = if wave.len() == 1 {
-                vec![forward(wave[0])]
+                vec![forward(&wave[0])]
             } else {
                 use rayon::prelude::*;
                 wave.par_iter().map(|b| forward(b)).collect()
             };
             for (batch, result) in wave.iter().zip(results) {
-                each(batch, result);
+                each(batch.as_slice(), result);
             }
         }
     }
@@ -435,43 +492,85 @@ impl<B: EncoderBackend> Encoder<B> {
         texts: &[&str],
         layer: usize,
     ) -> Result<(Vectors, Vec<WordVector>), EncoderError> {
+        let (embeddings, sums) = self.encode_both_sums(texts, layer)?;
+        let words = sums
+            .into_iter()
+            .map(|w| WordVector {
+                vector: w.mean(),
+                word: w.word,
+                count: w.count,
+            })
+            .collect();
+        Ok((embeddings, words))
+    }
+
+    /// [`Self::encode_both`] with the word table as sums, so that the tables of parts of an
+    /// event (encoded anywhere) add up to the whole's.
+    pub fn encode_both_sums(
+        &self,
+        texts: &[&str],
+        layer: usize,
+    ) -> Result<(Vectors, Vec<WordSum>), EncoderError> {
+        let mut out = self.encode_parts(&[texts.to_vec()], layer)?;
+        Ok(out.pop().expect("one part"))
+    }
+
+    /// [`Self::encode_both_sums`] of several parts at once: each part is batched on its own,
+    /// exactly as alone (so its floats are the same), but the batches of all parts share the
+    /// waves of concurrent forward passes, so many small parts keep every core busy.
+    pub fn encode_parts(
+        &self,
+        parts: &[Vec<&str>],
+        layer: usize,
+    ) -> Result<Vec<(Vectors, Vec<WordSum>)>, EncoderError> {
         self.check_layer(layer)?;
-        let tokens = self.sentence_tokens(texts)?;
-        let mut sums = WordSums::new(self.dim());
-        let mut occurrences = Vec::with_capacity(texts.len());
-        for (text, tok) in texts.iter().zip(&tokens) {
-            let words = self.tokenizer.words(text)?;
-            let mut occ: Vec<Occurrence> = Vec::new();
-            let mut t = 0;
-            while t < tok.ids.len() {
-                let Some(w) = tok.word_ids[t] else {
-                    t += 1;
-                    continue;
-                };
-                let start = t;
-                while t < tok.ids.len() && tok.word_ids[t] == Some(w) {
-                    t += 1;
-                }
-                let Some(word) = words.get(w as usize) else {
-                    continue;
-                };
-                let complete = self.tokenizer.pieces(word)?.len() == t - start;
-                if complete && !tokenize::is_punctuation_only(word) {
-                    occ.push(Occurrence {
-                        word: sums.id(word),
-                        start,
-                        end: t,
-                    });
-                }
-            }
-            occurrences.push(occ);
-        }
-        let sequences: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
         let dim = self.dim();
-        let mut data = vec![0.0f32; texts.len() * dim];
+        let mut sequences: Vec<Vec<u32>> = Vec::new();
+        let mut occurrences: Vec<Vec<Occurrence>> = Vec::new();
+        let mut part_of: Vec<usize> = Vec::new();
+        let mut sums: Vec<WordSums> = Vec::with_capacity(parts.len());
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        for (p, texts) in parts.iter().enumerate() {
+            let first = sequences.len();
+            let tokens = self.sentence_tokens(texts)?;
+            let mut part_sums = WordSums::new(dim);
+            for (text, tok) in texts.iter().zip(&tokens) {
+                let words = self.tokenizer.words(text)?;
+                let mut occ: Vec<Occurrence> = Vec::new();
+                let mut t = 0;
+                while t < tok.ids.len() {
+                    let Some(w) = tok.word_ids[t] else {
+                        t += 1;
+                        continue;
+                    };
+                    let start = t;
+                    while t < tok.ids.len() && tok.word_ids[t] == Some(w) {
+                        t += 1;
+                    }
+                    let Some(word) = words.get(w as usize) else {
+                        continue;
+                    };
+                    let complete = self.tokenizer.pieces(word)?.len() == t - start;
+                    if complete && !tokenize::is_punctuation_only(word) {
+                        occ.push(Occurrence {
+                            word: part_sums.id(word),
+                            start,
+                            end: t,
+                        });
+                    }
+                }
+                occurrences.push(occ);
+                part_of.push(p);
+            }
+            sequences.extend(tokens.into_iter().map(|t| t.ids));
+            batches.extend(self.batches(&sequences, first..sequences.len()));
+            sums.push(part_sums);
+        }
+        let mut data = vec![0.0f32; sequences.len() * dim];
         let last = self.last_layer();
-        self.run(
+        self.run_batches(
             &sequences,
+            &batches,
             &[last, layer],
             |input, mut hidden| {
                 let words_layer = host_block(hidden.pop().expect("two layers asked"));
@@ -483,10 +582,23 @@ impl<B: EncoderBackend> Encoder<B> {
                     data[i * dim..(i + 1) * dim]
                         .copy_from_slice(&values[row * dim..(row + 1) * dim]);
                 }
-                collect_words(&mut sums, batch, &occurrences, &block);
+                collect_words(&mut sums[part_of[batch[0]]], batch, &occurrences, &block);
             },
         );
-        Ok((Vectors { dim, data }, sums.finish()))
+        let mut out = Vec::with_capacity(parts.len());
+        let mut rest = data.as_slice();
+        for (texts, part_sums) in parts.iter().zip(sums) {
+            let (head, tail) = rest.split_at(texts.len() * dim);
+            rest = tail;
+            out.push((
+                Vectors {
+                    dim,
+                    data: head.to_vec(),
+                },
+                part_sums.finish_sums(),
+            ));
+        }
+        Ok(out)
     }
 }
 

@@ -9,7 +9,8 @@
 //!   broadcast to every worker, which pairs the salient terms of its own segments);
 //! - `(EventId, TermId, TermId)` — term-pair co-occurrence counts;
 //! - [`event_owners`] — the worker that runs an event's per-event stages in `epimine run`
-//!   (balanced by segment counts).
+//!   (balanced by segment counts), and, by the same rule, the worker that encodes each
+//!   [`encoding_unit`] of an event.
 
 use std::collections::BTreeMap;
 
@@ -45,12 +46,23 @@ pub fn term_id(term: &str) -> TermId {
     hash_str(term)
 }
 
+/// Articles per encoding unit: an event's segments are encoded in units of the articles
+/// `doc_id / ARTICLES_PER_UNIT`, each unit on some worker in a fixed batching, so that a large
+/// event is encoded by many workers and the floats do not depend on the layout.
+pub const ARTICLES_PER_UNIT: u32 = 64;
+
+/// The encoding unit of an article of an event.
+pub fn encoding_unit(doc_id: u32) -> u32 {
+    doc_id / ARTICLES_PER_UNIT
+}
+
 /// The workers that own the key events in the per-event stages of `epimine run` (their
-/// segments, terms and LLM answers are sent there), from every event's segment count: largest
-/// first, each to the least-loaded worker (ties: the lower index; equal sizes: by name), so that
-/// the encoding work is balanced. Every worker computes the same map from the same counts.
-pub fn event_owners(sizes: &BTreeMap<String, u64>, peers: usize) -> BTreeMap<String, usize> {
-    let mut events: Vec<(&String, u64)> = sizes.iter().map(|(e, &n)| (e, n)).collect();
+/// segments, terms and LLM answers are sent there), from every event's segment count — or the
+/// workers that encode the encoding units, from every unit's: largest first, each to the
+/// least-loaded worker (ties: the lower index; equal sizes: by key), so that the work is
+/// balanced. Every worker computes the same map from the same counts.
+pub fn event_owners<K: Ord + Clone>(sizes: &BTreeMap<K, u64>, peers: usize) -> BTreeMap<K, usize> {
+    let mut events: Vec<(&K, u64)> = sizes.iter().map(|(e, &n)| (e, n)).collect();
     events.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let mut load = vec![0u64; peers.max(1)];
     events
