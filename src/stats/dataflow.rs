@@ -286,8 +286,9 @@ pub fn run_worker(
                         .iter()
                         .filter(|s| changed.contains(&keys::event_id(&s.key_event)));
                     for s in of_changed {
-                        add_pairs(&mut pairs, s, &current, earlier_sign);
-                        add_pairs(&mut pairs, s, &previous, -earlier_sign);
+                        let (e, terms) = term_ids(s);
+                        add_pairs(&mut pairs, e, &terms, &current, earlier_sign);
+                        add_pairs(&mut pairs, e, &terms, &previous, -earlier_sign);
                     }
                     feed_pairs(&mut pair_in, pairs);
                     worker.step();
@@ -299,7 +300,8 @@ pub fn run_worker(
         let ok = read(round, &mut |segments| {
             let mut pairs = HashMap::new();
             for s in segments {
-                add_pairs(&mut pairs, s, &current, sign);
+                let (e, terms) = term_ids(s);
+                add_pairs(&mut pairs, e, &terms, &current, sign);
             }
             feed_pairs(&mut pair_in, pairs);
             worker.step();
@@ -361,26 +363,32 @@ fn occurrences_of(segments: &[Segment], diff: isize) -> (Vec<(TermKey, isize)>, 
     (counts, dictionary)
 }
 
-/// Adds `diff` for every pair of salient terms (under `sets`) that `segment` holds.
-fn add_pairs(
-    pairs: &mut HashMap<PairKey, isize>,
-    segment: &Segment,
-    sets: &SalientSets,
-    diff: isize,
-) {
-    let e = keys::event_id(&segment.key_event);
-    let Some(set) = sets.get(&e) else {
-        return;
-    };
+/// A segment's event and its distinct term ids, ascending.
+fn term_ids(segment: &Segment) -> (EventId, Vec<TermId>) {
     let mut terms: Vec<TermId> = crate::text::distinct_terms(&segment.text)
         .iter()
         .map(|term| keys::term_id(term))
-        .filter(|t| set.contains(t))
         .collect();
     terms.sort_unstable();
     terms.dedup();
-    for (i, &a) in terms.iter().enumerate() {
-        for &b in &terms[i + 1..] {
+    (keys::event_id(&segment.key_event), terms)
+}
+
+/// Adds `diff` for every pair of event `e`'s salient terms (under `sets`) among `terms`
+/// (ascending ids).
+fn add_pairs(
+    pairs: &mut HashMap<PairKey, isize>,
+    e: EventId,
+    terms: &[TermId],
+    sets: &SalientSets,
+    diff: isize,
+) {
+    let Some(set) = sets.get(&e) else {
+        return;
+    };
+    let salient: Vec<TermId> = terms.iter().copied().filter(|t| set.contains(t)).collect();
+    for (i, &a) in salient.iter().enumerate() {
+        for &b in &salient[i + 1..] {
             *pairs.entry((e, a, b)).or_insert(0) += diff;
         }
     }
