@@ -108,9 +108,17 @@ impl Bar {
 
     /// One step done.
     pub fn inc(&self) {
-        self.done.set(self.done.get() + 1);
+        self.inc_by(1);
+    }
+
+    /// `n` steps done (nothing to show when `n` is 0).
+    pub fn inc_by(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.done.set(self.done.get() + n);
         match &self.bar {
-            Some(bar) => bar.inc(1),
+            Some(bar) => bar.inc(n),
             None => tracing::info!("{}: {}/{}", self.name, self.done.get(), self.total),
         }
     }

@@ -548,13 +548,13 @@ fn encode_units(
     let misses: Vec<usize> = (0..units.len()).filter(|&i| encoded[i].is_none()).collect();
     let step = |done: usize| {
         if let Some(bar) = bar {
-            (0..done).for_each(|_| bar.inc());
+            bar.inc_by(done as u64);
         }
     };
     step(units.len() - misses.len());
     let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
         let encoder = encoder.ok_or("no encoder")?;
-        let parts: Vec<Vec<&str>> = group.iter().map(|&i| texts[i].clone()).collect();
+        let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
         let results = encoder
             .encode_parts(&parts, encoder.last_layer())
             .map_err(|e| format!("encoder: {e}"))?;
@@ -977,7 +977,6 @@ fn classify_with_llm(
     (event.to_string(), status, episodes_out, assignments_out)
 }
 
-/// An event's encoder outputs: segment embeddings and static word vectors.
 /// An event's sentence embeddings (in segment order) and word vectors.
 type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
 

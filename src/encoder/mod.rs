@@ -184,6 +184,16 @@ impl WordSum {
     }
 }
 
+impl From<WordSum> for WordVector {
+    fn from(w: WordSum) -> Self {
+        WordVector {
+            vector: w.mean(),
+            word: w.word,
+            count: w.count,
+        }
+    }
+}
+
 /// A word occurrence inside one model sequence: its word and its pieces' positions.
 #[derive(Debug, Clone, Copy)]
 struct Occurrence {
@@ -255,11 +265,7 @@ impl WordSums {
     fn finish(self) -> Vec<WordVector> {
         self.finish_sums()
             .into_iter()
-            .map(|w| WordVector {
-                vector: w.mean(),
-                word: w.word,
-                count: w.count,
-            })
+            .map(WordVector::from)
             .collect()
     }
 }
@@ -493,15 +499,7 @@ impl<B: EncoderBackend> Encoder<B> {
         layer: usize,
     ) -> Result<(Vectors, Vec<WordVector>), EncoderError> {
         let (embeddings, sums) = self.encode_both_sums(texts, layer)?;
-        let words = sums
-            .into_iter()
-            .map(|w| WordVector {
-                vector: w.mean(),
-                word: w.word,
-                count: w.count,
-            })
-            .collect();
-        Ok((embeddings, words))
+        Ok((embeddings, sums.into_iter().map(WordVector::from).collect()))
     }
 
     /// [`Self::encode_both`] with the word table as sums, so that the tables of parts of an
@@ -511,7 +509,7 @@ impl<B: EncoderBackend> Encoder<B> {
         texts: &[&str],
         layer: usize,
     ) -> Result<(Vectors, Vec<WordSum>), EncoderError> {
-        let mut out = self.encode_parts(&[texts.to_vec()], layer)?;
+        let mut out = self.encode_parts(&[texts], layer)?;
         Ok(out.pop().expect("one part"))
     }
 
@@ -520,7 +518,7 @@ impl<B: EncoderBackend> Encoder<B> {
     /// waves of concurrent forward passes, so many small parts keep every core busy.
     pub fn encode_parts(
         &self,
-        parts: &[Vec<&str>],
+        parts: &[&[&str]],
         layer: usize,
     ) -> Result<Vec<(Vectors, Vec<WordSum>)>, EncoderError> {
         self.check_layer(layer)?;
