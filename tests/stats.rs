@@ -404,24 +404,15 @@ fn adding_articles_later_equals_a_run_from_scratch() {
         corpus: corpus.to_string(),
         sign,
     };
-    let incremental = compute(
-        &[
-            round(&first_dir, 1),
-            round(&fedex_dir, 1),
-            round(&later_dir, 1),
-            round(&fedex_dir, -1),
-        ],
-        &bg,
-        &cluster(2),
-    )
-    .unwrap()
-    .unwrap();
-    let scratch_run = compute(&[round(&whole_dir, 1)], &bg, &cluster(2))
-        .unwrap()
-        .unwrap();
-    let first_only = compute(&[round(&first_dir, 1)], &bg, &cluster(2))
-        .unwrap()
-        .unwrap();
+    let stats_of = |rounds: &[Round]| compute(rounds, &bg, &cluster(2)).unwrap().unwrap();
+    let incremental = stats_of(&[
+        round(&first_dir, 1),
+        round(&fedex_dir, 1),
+        round(&later_dir, 1),
+        round(&fedex_dir, -1),
+    ]);
+    let scratch_run = stats_of(&[round(&whole_dir, 1)]);
+    let first_only = stats_of(&[round(&first_dir, 1)]);
     assert!(!scratch_run.pairs.is_empty());
     assert_eq!(incremental.terms, scratch_run.terms);
     assert_eq!(incremental.pairs, scratch_run.pairs);
@@ -435,17 +426,11 @@ fn adding_articles_later_equals_a_run_from_scratch() {
     assert_eq!(events, HashSet::from(["2021_kroger_shooting"]));
     // Retracting the later articles again (part of an event, whose salient set shrinks back)
     // gives the first half's statistics.
-    let retracted = compute(
-        &[
-            round(&first_dir, 1),
-            round(&later_dir, 1),
-            round(&later_dir, -1),
-        ],
-        &bg,
-        &cluster(2),
-    )
-    .unwrap()
-    .unwrap();
+    let retracted = stats_of(&[
+        round(&first_dir, 1),
+        round(&later_dir, 1),
+        round(&later_dir, -1),
+    ]);
     assert!(!first_only.pairs.is_empty());
     assert_eq!(retracted.terms, first_only.terms);
     assert_eq!(retracted.pairs, first_only.pairs);
