@@ -46,6 +46,9 @@ pub struct EpisodeParams {
     /// Episodes kept by the cohesion of their segments (ALGORITHM.md §6, after the size rule;
     /// default μ − σ, the method's significance bound).
     pub cohesion: select::CohesionRule,
+    /// Episodes kept by their number of segments among the event's episodes (ALGORITHM.md §6,
+    /// after the cohesion rule; default μ − σ of ln(size)).
+    pub size: select::SizeRule,
 }
 
 impl Default for EpisodeParams {
@@ -60,6 +63,7 @@ impl Default for EpisodeParams {
             merge: true,
             merge_cut: candidates::Cut::MeanMinusStd,
             cohesion: select::CohesionRule::MeanMinusStd,
+            size: select::SizeRule::LogMeanMinusStd,
         }
     }
 }
@@ -350,8 +354,8 @@ pub fn cluster_episodes(
 }
 
 /// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
-/// episodes with fewer than `min_segments` segments and those below the cohesion rule
-/// (`params.cohesion`), and ranks each episode's segments by `params.rank` (cosine to the
+/// episodes with fewer than `min_segments` segments, then those below the cohesion rule
+/// (`params.cohesion`), then those below the size rule (`params.size`), and ranks each episode's segments by `params.rank` (cosine to the
 /// episode by default; eq. 2 confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
 pub fn assign(
@@ -388,10 +392,21 @@ pub fn assign(
         .map(|(m, _)| m.iter().map(|&(_, s)| classified[s].similarity).collect())
         .collect();
     let mut cohesive = select::cohesive(&similarities, params.cohesion).into_iter();
-    let kept: Vec<bool> = large
+    let mut kept: Vec<bool> = large
         .iter()
         .map(|&l| l && cohesive.next().unwrap_or(false))
         .collect();
+    // Then the size rule over the episodes still kept.
+    let sizes: Vec<usize> = members
+        .iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(m, _)| m.len())
+        .collect();
+    let mut large_enough = select::large_enough(&sizes, params.size).into_iter();
+    for k in kept.iter_mut().filter(|k| **k) {
+        *k = large_enough.next().unwrap_or(false);
+    }
     for ((spec, mut segs_of), kept) in episodes_in.iter().zip(members).zip(kept) {
         if !kept {
             continue;
@@ -437,4 +452,76 @@ pub fn episodes_without_llm(
     let specs = cluster_episodes(input, prepared, params);
     let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, trial);
     (specs.len(), episodes, assignments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(vector: Vec<f32>) -> EpisodeSpec {
+        EpisodeSpec {
+            vector,
+            title: String::new(),
+            title_fields: Vec::new(),
+            keywords: Vec::new(),
+            example_sentences: Vec::new(),
+            source: "clusters",
+        }
+    }
+
+    #[test]
+    fn the_size_rule_drops_the_small_tail_after_classification() {
+        // 30, 20 and 12 segments along three axes, 2 along the diagonal: ln sizes 3.40, 3.00,
+        // 2.48, 0.69 → μ − σ ≈ 1.35 (≈ 3.9 segments): the diagonal episode is dropped.
+        let mut embeddings = Vec::new();
+        for (axis, n) in [(0usize, 30usize), (1, 20), (2, 12)] {
+            for i in 0..n {
+                let mut v = vec![0.05 * (i % 3) as f32; 3];
+                v[axis] = 1.0;
+                embeddings.push(v);
+            }
+        }
+        embeddings.extend([vec![0.6, 0.6, 0.61], vec![0.61, 0.6, 0.6]]);
+        let segments: Vec<Segment> = (0..embeddings.len())
+            .map(|i| Segment {
+                key_event: "e".into(),
+                theme: None,
+                doc_id: i as u32,
+                doc_date: None,
+                seg_idx: 0,
+                text: String::new(),
+            })
+            .collect();
+        let vectors = HashMap::new();
+        let input = EventInput {
+            segments: &segments,
+            terms: Vec::new(),
+            pairs: Vec::new(),
+            word_vectors: &vectors,
+            embeddings: &embeddings,
+        };
+        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
+            .iter()
+            .map(|v| spec(v.to_vec()))
+            .collect();
+        let params = EpisodeParams {
+            confidence: ConfidenceRule::All,
+            cohesion: select::CohesionRule::All,
+            ..EpisodeParams::default()
+        };
+        let sizes = |p: &EpisodeParams| {
+            let (episodes, assignments) = assign(&input, "e", &specs, p, 0);
+            assert_eq!(
+                assignments.len() as u32,
+                episodes.iter().map(|e| e.n_segments).sum::<u32>()
+            );
+            episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>()
+        };
+        assert_eq!(sizes(&params), vec![30, 20, 12]);
+        let all = EpisodeParams {
+            size: select::SizeRule::All,
+            ..params
+        };
+        assert_eq!(sizes(&all), vec![30, 20, 12, 2]);
+    }
 }

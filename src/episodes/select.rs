@@ -1,5 +1,6 @@
-//! Which classified episodes are kept (ALGORITHM.md §6, after the size rule): an optional
-//! cohesion rule in the method's own significance terms.
+//! Which classified episodes are kept (ALGORITHM.md §6, after the fixed size rule): optional
+//! cohesion and size rules in the method's own significance terms (μ − σ over the event's
+//! episodes).
 
 use super::termspace::mean_std;
 
@@ -34,9 +35,60 @@ pub fn cohesive(similarities: &[Vec<f64>], rule: CohesionRule) -> Vec<bool> {
     cohesion.iter().map(|&c| c >= bound || c == best).collect()
 }
 
+/// Episodes kept by how many segments they were assigned, against the event's other episodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeRule {
+    /// Only the fixed minimum (`min_segments`, ALGORITHM.md §6) applies.
+    All,
+    /// Keep episodes whose ln(size) is ≥ μ − σ of the event's episodes' ln(size): sizes spread
+    /// multiplicatively (a few episodes absorb most segments), so the bound is taken on their
+    /// logarithms, where it does not fall below zero as it does on the raw sizes.
+    LogMeanMinusStd,
+}
+
+/// `sizes[e]` is the number of segments episode e was assigned (each ≥ 1). Returns which
+/// episodes are kept; with `LogMeanMinusStd`, at least the largest is kept.
+pub fn large_enough(sizes: &[usize], rule: SizeRule) -> Vec<bool> {
+    match rule {
+        SizeRule::All => vec![true; sizes.len()],
+        SizeRule::LogMeanMinusStd => {
+            let logs: Vec<f64> = sizes.iter().map(|&n| (n.max(1) as f64).ln()).collect();
+            let (m, sd) = mean_std(&logs);
+            let largest = sizes.iter().copied().max().unwrap_or(0);
+            logs.iter()
+                .zip(sizes)
+                .map(|(&l, &n)| l >= m - sd || n == largest)
+                .collect()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_size_bound_by_hand() {
+        // ln 100 = 4.605, ln 50 = 3.912, ln 20 = 2.996, ln 3 = 1.099: μ = 3.153,
+        // σ = sqrt((2.108 + 0.576 + 0.025 + 4.219) / 4) = 1.316 → μ − σ = 1.837 (≈ 6.3 segments).
+        assert_eq!(
+            large_enough(&[100, 50, 20, 3], SizeRule::LogMeanMinusStd),
+            vec![true, true, true, false]
+        );
+        // ln-sizes: μ − σ = 2.653 − 1.769 = 0.884 (≈ 2.4 segments). On raw sizes the bound
+        // would be 85.8 − 157.1 < 0 and keep every episode: one large episode hides the tail.
+        assert_eq!(
+            large_enough(&[400, 10, 9, 8, 2], SizeRule::LogMeanMinusStd),
+            vec![true, true, true, true, false]
+        );
+        assert_eq!(
+            large_enough(&[7, 7], SizeRule::LogMeanMinusStd),
+            vec![true; 2]
+        );
+        assert_eq!(large_enough(&[5, 1], SizeRule::All), vec![true; 2]);
+        assert!(large_enough(&[], SizeRule::LogMeanMinusStd).is_empty());
+    }
 
     #[test]
     fn cohesion_bounds_by_hand() {
