@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::partition::{Fragment, SegmentScore};
-use super::termspace::{mean_std, min_max, TermSpace};
+use super::termspace::{mean_std, min_max, Cut, TermSpace};
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.
 pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;
@@ -67,30 +67,6 @@ pub fn cluster(condensed: &[f64], n: usize) -> Vec<usize> {
     cluster_cut(condensed, n, Cut::MeanMinusStd)
 }
 
-/// A significance bound over a distribution of values: μ − σ, μ or μ + σ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Cut {
-    /// μ − σ (the paper's bound of significance).
-    MeanMinusStd,
-    /// μ.
-    Mean,
-    /// μ + σ.
-    MeanPlusStd,
-}
-
-impl Cut {
-    /// The bound over `values`.
-    pub fn bound(self, values: &[f64]) -> f64 {
-        let (m, s) = mean_std(values);
-        match self {
-            Cut::MeanMinusStd => m - s,
-            Cut::Mean => m,
-            Cut::MeanPlusStd => m + s,
-        }
-    }
-}
-
 /// Complete-linkage clustering of `n` items cut at the `cut` bound of all pairwise distances
 /// (merges at distances ≤ the bound). Labels as in [`cluster`].
 pub fn cluster_cut(condensed: &[f64], n: usize, cut: Cut) -> Vec<usize> {
@@ -149,24 +125,29 @@ pub enum PruneRule {
     MultiArticle,
 }
 
+impl PruneRule {
+    /// The size bound, if the rule is one.
+    fn cut(self) -> Option<Cut> {
+        match self {
+            PruneRule::MeanPlusStd => Some(Cut::MeanPlusStd),
+            PruneRule::Mean => Some(Cut::Mean),
+            PruneRule::MeanMinusStd => Some(Cut::MeanMinusStd),
+            PruneRule::MultiArticle => None,
+        }
+    }
+}
+
 /// Which clusters survive pruning. `sizes[c]` is cluster c's total segments, `articles[c]` the
 /// number of distinct articles among its fragments. At least the largest cluster survives.
 pub fn keep_clusters(sizes: &[usize], articles: &[usize], rule: PruneRule) -> Vec<bool> {
     let values: Vec<f64> = sizes.iter().map(|&s| s as f64).collect();
-    let (m, s) = mean_std(&values);
-    let keep: Vec<bool> = sizes
-        .iter()
-        .zip(articles)
-        .map(|(&size, &arts)| {
-            let size = size as f64;
-            match rule {
-                PruneRule::MeanPlusStd => size >= m + s,
-                PruneRule::Mean => size >= m,
-                PruneRule::MeanMinusStd => size >= m - s,
-                PruneRule::MultiArticle => arts >= 2,
-            }
-        })
-        .collect();
+    let keep: Vec<bool> = match rule.cut() {
+        Some(cut) => {
+            let bound = cut.bound(&values);
+            values.iter().map(|&size| size >= bound).collect()
+        }
+        None => articles.iter().map(|&arts| arts >= 2).collect(),
+    };
     if keep.iter().any(|&k| k) || sizes.is_empty() {
         return keep;
     }

@@ -1,7 +1,7 @@
 //! Segment classification (ALGORITHM.md §6; paper §4.4, eq. 2): harmonic-weighted episode
 //! vectors, top-two cosine gaps, confidence = gap / Σ gaps, and the significance rule.
 
-use super::termspace::{cosine, mean_std};
+use super::termspace::{cosine, Cut};
 
 /// Which confidences count as significant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -15,6 +15,18 @@ pub enum ConfidenceRule {
     Mean,
     /// Every segment goes to its top episode (the paper's "No Confidence" ablation).
     All,
+}
+
+impl ConfidenceRule {
+    /// The bound over the event's confidences (`None`: every segment is assigned).
+    fn cut(self) -> Option<Cut> {
+        match self {
+            ConfidenceRule::MeanMinusStd => Some(Cut::MeanMinusStd),
+            ConfidenceRule::MeanPlusStd => Some(Cut::MeanPlusStd),
+            ConfidenceRule::Mean => Some(Cut::Mean),
+            ConfidenceRule::All => None,
+        }
+    }
 }
 
 /// How an episode's assigned segments are ranked (ALGORITHM.md §6).
@@ -94,13 +106,9 @@ pub fn classify(
         .iter()
         .map(|t| if total > 0.0 { t.1 / total } else { 0.0 })
         .collect();
-    let (m, s) = mean_std(&confidences);
-    let bound = match rule {
-        ConfidenceRule::MeanMinusStd => m - s,
-        ConfidenceRule::MeanPlusStd => m + s,
-        ConfidenceRule::Mean => m,
-        ConfidenceRule::All => f64::NEG_INFINITY,
-    };
+    let bound = rule
+        .cut()
+        .map_or(f64::NEG_INFINITY, |cut| cut.bound(&confidences));
     tops.iter()
         .zip(confidences)
         .map(|(&(episode, _, similarity), confidence)| Classified {

@@ -42,8 +42,8 @@ pub struct EpisodeParams {
     pub merge: bool,
     /// Where the merge's dendrogram is cut, over the candidates' pairwise cosine distances
     /// (ALGORITHM.md §4–§5; default μ − σ: μ merged too much on the development set).
-    pub merge_cut: candidates::Cut,
-    /// Episodes kept by the cohesion of their segments (ALGORITHM.md §6, after the size rule;
+    pub merge_cut: termspace::Cut,
+    /// Episodes kept by the cohesion of their segments (ALGORITHM.md §6, after `min_segments`;
     /// default μ − σ, the method's significance bound).
     pub cohesion: select::CohesionRule,
     /// Episodes kept by their number of segments among the event's episodes (ALGORITHM.md §6,
@@ -61,7 +61,7 @@ impl Default for EpisodeParams {
             min_segments: 2,
             keywords: 10,
             merge: true,
-            merge_cut: candidates::Cut::MeanMinusStd,
+            merge_cut: termspace::Cut::MeanMinusStd,
             cohesion: select::CohesionRule::MeanMinusStd,
             size: select::SizeRule::LogMeanMinusStd,
         }
@@ -355,8 +355,9 @@ pub fn cluster_episodes(
 
 /// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
 /// episodes with fewer than `min_segments` segments, then those below the cohesion rule
-/// (`params.cohesion`), then those below the size rule (`params.size`), and ranks each episode's segments by `params.rank` (cosine to the
-/// episode by default; eq. 2 confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
+/// (`params.cohesion`), then those below the size rule (`params.size`), and ranks each
+/// episode's segments by `params.rank` (cosine to the episode by default; eq. 2 confidence as
+/// ALGORITHM.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
 pub fn assign(
     input: &EventInput,
@@ -380,33 +381,27 @@ pub fn assign(
     }
     let mut episodes = Vec::new();
     let mut assignments = Vec::new();
-    // Episodes kept: enough segments (§6), then significantly cohesive ones among those.
-    let large: Vec<bool> = members
+    // Episodes kept: enough segments (§6), then significantly cohesive ones among those, then
+    // significantly large ones among those.
+    let mut kept: Vec<bool> = members
         .iter()
         .map(|m| m.len() >= params.min_segments)
         .collect();
-    let similarities: Vec<Vec<f64>> = members
-        .iter()
-        .zip(&large)
-        .filter(|(_, &l)| l)
-        .map(|(m, _)| m.iter().map(|&(_, s)| classified[s].similarity).collect())
-        .collect();
-    let mut cohesive = select::cohesive(&similarities, params.cohesion).into_iter();
-    let mut kept: Vec<bool> = large
-        .iter()
-        .map(|&l| l && cohesive.next().unwrap_or(false))
-        .collect();
-    // Then the size rule over the episodes still kept.
-    let sizes: Vec<usize> = members
-        .iter()
-        .zip(&kept)
-        .filter(|(_, &k)| k)
-        .map(|(m, _)| m.len())
-        .collect();
-    let mut large_enough = select::large_enough(&sizes, params.size).into_iter();
-    for k in kept.iter_mut().filter(|k| **k) {
-        *k = large_enough.next().unwrap_or(false);
-    }
+    select::narrow(
+        &mut kept,
+        |e| -> Vec<f64> {
+            members[e]
+                .iter()
+                .map(|&(_, s)| classified[s].similarity)
+                .collect()
+        },
+        |similarities| select::cohesive(similarities, params.cohesion),
+    );
+    select::narrow(
+        &mut kept,
+        |e| members[e].len(),
+        |sizes| select::large_enough(sizes, params.size),
+    );
     for ((spec, mut segs_of), kept) in episodes_in.iter().zip(members).zip(kept) {
         if !kept {
             continue;

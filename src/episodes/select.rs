@@ -2,7 +2,7 @@
 //! cohesion and size rules in the method's own significance terms (μ − σ over the event's
 //! episodes).
 
-use super::termspace::mean_std;
+use super::termspace::{mean_std, Cut};
 
 /// Episodes kept by cohesion: the mean cosine of an episode's assigned segments to its vector,
 /// against the same mean over the event's episodes.
@@ -25,14 +25,27 @@ pub fn cohesive(similarities: &[Vec<f64>], rule: CohesionRule) -> Vec<bool> {
         .iter()
         .map(|s| if s.is_empty() { 0.0 } else { mean_std(s).0 })
         .collect();
-    let (m, sd) = mean_std(&cohesion);
     let bound = match rule {
         CohesionRule::All => return vec![true; similarities.len()],
-        CohesionRule::MeanMinusStd => m - sd,
-        CohesionRule::Mean => m,
+        CohesionRule::MeanMinusStd => Cut::MeanMinusStd.bound(&cohesion),
+        CohesionRule::Mean => Cut::Mean.bound(&cohesion),
     };
     let best = cohesion.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     cohesion.iter().map(|&c| c >= bound || c == best).collect()
+}
+
+/// Narrows `kept` by a rule over the kept entries only: `rule` gets `value(e)` of each kept
+/// entry e, in order, and says which of them stay kept.
+pub fn narrow<T>(
+    kept: &mut [bool],
+    value: impl Fn(usize) -> T,
+    rule: impl FnOnce(&[T]) -> Vec<bool>,
+) {
+    let entries: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
+    let values: Vec<T> = entries.iter().map(|&e| value(e)).collect();
+    for (e, keep) in entries.into_iter().zip(rule(&values)) {
+        kept[e] = keep;
+    }
 }
 
 /// Episodes kept by how many segments they were assigned, against the event's other episodes.
@@ -54,11 +67,11 @@ pub fn large_enough(sizes: &[usize], rule: SizeRule) -> Vec<bool> {
         SizeRule::All => vec![true; sizes.len()],
         SizeRule::LogMeanMinusStd => {
             let logs: Vec<f64> = sizes.iter().map(|&n| (n.max(1) as f64).ln()).collect();
-            let (m, sd) = mean_std(&logs);
+            let bound = Cut::MeanMinusStd.bound(&logs);
             let largest = sizes.iter().copied().max().unwrap_or(0);
             logs.iter()
                 .zip(sizes)
-                .map(|(&l, &n)| l >= m - sd || n == largest)
+                .map(|(&l, &n)| l >= bound || n == largest)
                 .collect()
         }
     }
@@ -67,6 +80,21 @@ pub fn large_enough(sizes: &[usize], rule: SizeRule) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_applies_a_rule_to_the_kept_entries_only() {
+        let mut kept = vec![true, false, true, true];
+        // The rule sees the values of entries 0, 2 and 3 and drops the middle one (entry 2).
+        narrow(
+            &mut kept,
+            |e| e * 10,
+            |values| {
+                assert_eq!(values, [0, 20, 30]);
+                vec![true, false, true]
+            },
+        );
+        assert_eq!(kept, [true, false, false, true]);
+    }
 
     #[test]
     fn log_size_bound_by_hand() {

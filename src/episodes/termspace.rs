@@ -17,8 +17,31 @@ pub fn mean_std(values: &[f64]) -> (f64, f64) {
 
 /// μ − σ of `values`: the paper's bound of statistical significance.
 pub fn lower_bound(values: &[f64]) -> f64 {
-    let (m, s) = mean_std(values);
-    m - s
+    Cut::MeanMinusStd.bound(values)
+}
+
+/// A significance bound over a distribution of values: μ − σ, μ or μ + σ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cut {
+    /// μ − σ (the paper's bound of significance).
+    MeanMinusStd,
+    /// μ.
+    Mean,
+    /// μ + σ.
+    MeanPlusStd,
+}
+
+impl Cut {
+    /// The bound over `values`.
+    pub fn bound(self, values: &[f64]) -> f64 {
+        let (m, s) = mean_std(values);
+        match self {
+            Cut::MeanMinusStd => m - s,
+            Cut::Mean => m,
+            Cut::MeanPlusStd => m + s,
+        }
+    }
 }
 
 /// Min–max normalises in place to [0, 1] (all zeros when every value is equal).
