@@ -980,11 +980,13 @@ fn classify_with_llm(
 /// An event's sentence embeddings (in segment order) and word vectors.
 type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
 
-/// The cache key of a unit's encoding: the model weights' hash and the texts.
-fn cache_key(model_hash: &str, texts: &[&str]) -> String {
+/// The cache key of a unit's encoding: the model weights' hash, the batch size (it sets which
+/// texts are padded together, which moves the floats a little) and the texts.
+fn cache_key(model_hash: &str, batch_size: usize, texts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(model_hash.as_bytes());
+    h.update((batch_size as u64).to_le_bytes());
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());
@@ -1061,7 +1063,8 @@ fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<PathBuf> {
     job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
-        dir.join(format!("{}.enc", cache_key(model_hash, texts)))
+        let key = cache_key(model_hash, job.encoder.batch_size, texts);
+        dir.join(format!("{key}.enc"))
     })
 }
 

@@ -62,6 +62,48 @@ fn run_args<'a>(corpus: &'a str, bg: &'a str, out: &'a str, model: &'a str) -> V
 }
 
 #[test]
+fn the_encoder_cache_gives_the_same_bytes_and_is_keyed_by_batch_size() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 70);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let cache = dir.path().join("cache");
+    let set_cache = format!("encoder.cache_dir=\"{}\"", s(&cache));
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = run_args(s(&corpus), s(&bg), s(&out), &model);
+        args.extend(["-w", "2"]);
+        args.extend(extra);
+        epimine_ok(&args);
+        out
+    };
+    let entries = || std::fs::read_dir(&cache).map_or(0, |d| d.count());
+    let plain = run("plain", &[]);
+    // Two events of 70 articles: two encoding units each, one cache entry a unit.
+    let filled = run("filled", &["--set", &set_cache]);
+    assert_eq!(entries(), 4);
+    let hit = run("hit", &["--set", &set_cache]);
+    assert_eq!(entries(), 4, "the second run reads the cache");
+    for f in OUTPUTS {
+        let want = std::fs::read(plain.join(f)).unwrap();
+        assert!(
+            want == std::fs::read(filled.join(f)).unwrap(),
+            "{f}: cache filled"
+        );
+        assert!(
+            want == std::fs::read(hit.join(f)).unwrap(),
+            "{f}: cache read"
+        );
+    }
+    // Another batch size pads other texts together (other floats): its own entries.
+    run(
+        "batch",
+        &["--set", &set_cache, "--set", "encoder.batch_size=4"],
+    );
+    assert_eq!(entries(), 8);
+}
+
+#[test]
 fn run_writes_every_output_identically_for_any_layout() {
     let dir = scratch();
     // 70 articles an event: two encoding units each (`keys::ARTICLES_PER_UNIT` = 64), so with
