@@ -22,14 +22,6 @@ use util::*;
 
 const KEY: &str = "sk-test-0123456789-secret";
 
-const OUTPUTS: [&str; 5] = [
-    "episodes.parquet",
-    "assignments.parquet",
-    "fragments.parquet",
-    "terms.parquet",
-    "pairs.parquet",
-];
-
 fn groups() -> Vec<Vec<&'static str>> {
     vec![
         vec![

@@ -15,14 +15,6 @@ use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
 use util::*;
 
-const OUTPUTS: [&str; 5] = [
-    "episodes.parquet",
-    "assignments.parquet",
-    "fragments.parquet",
-    "terms.parquet",
-    "pairs.parquet",
-];
-
 fn tiny_model() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
     assert!(

@@ -8,6 +8,15 @@ pub mod llm;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// The tables `epimine run` writes.
+pub const OUTPUTS: [&str; 5] = [
+    "episodes.parquet",
+    "assignments.parquet",
+    "fragments.parquet",
+    "terms.parquet",
+    "pairs.parquet",
+];
+
 /// `../shared` beside the checkout (or `$EPIMINE_SHARED`).
 pub fn shared_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("EPIMINE_SHARED") {
