@@ -14,14 +14,15 @@ work=${BENCH_DIR:-target/bench-stats}
 mkdir -p "$work"
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
-per_event=1000
 printf '%-10s %-8s %-10s %10s %12s %12s\n' segments workers events wall_s segments/s peak_MiB
 for size in "${sizes[@]}"; do
     if [ -n "${BENCH_EVENTS:-}" ]; then
         events=$BENCH_EVENTS
         per_event=$(( size / events ))
+    else
+        events=$(( (size + 999) / 1000 ))
+        per_event=1000
     fi
-    events=${BENCH_EVENTS:-$(( (size + 999) / 1000 ))}
     # synth writes ~7.6 segments per article: 130 articles ≈ 1,000 segments.
     docs=$(( per_event * 13 / 100 ))
     corpus="$work/synth-$size-e$events"
