@@ -1,7 +1,11 @@
-//! `epimine baseline kmeans`: the paper's K-means baseline (appendix, "K-means (given N)"): per
-//! key event, k-means with k = its number of gold episodes over the same sentence embeddings
-//! `epimine run` uses; each cluster is an episode, its segments ranked by distance to the
-//! centroid. linfa-clustering's k-means with a fixed seed (Xoshiro256+), so runs repeat.
+//! `epimine baseline …`: peers that `epimine eval` scores like a run, on the same sentence
+//! embeddings `epimine run` uses.
+//!
+//! - `kmeans`: the paper's K-means baseline (appendix, "K-means (given N)"): per key event,
+//!   k-means with k = its number of gold episodes; each cluster is an episode, its segments
+//!   ranked by distance to the centroid. linfa-clustering's k-means with a fixed seed
+//!   (Xoshiro256+), so runs repeat.
+//! - `hdbscan`: density clusters per key event ([`crate::density`]), noise unassigned.
 
 use std::collections::BTreeMap;
 
@@ -11,19 +15,132 @@ use ndarray::Array2;
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 
-use crate::encoder::{self, DefaultBackend, Encoder};
+use crate::density::{self, DensityParams};
+use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
 use crate::run::{resolve_model, RunError};
 use crate::storage::Location;
 use crate::tables::{Assignment, Episode, GoldEpisode, Segment};
 
+/// Errors of the baselines.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// Reading, encoding or writing failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The density settings are invalid.
+    #[error(transparent)]
+    Density(#[from] density::DensityError),
+}
+
+/// One baseline's clusters of one event: each cluster's members (indices into the event's
+/// segments) most representative first, with a confidence each. `Err`: the event is skipped,
+/// with the reason.
+type Clusters = Result<Vec<Vec<(usize, f64)>>, String>;
+
 /// Runs the baseline and writes `episodes.parquet` and `assignments.parquet` under `out`.
 /// Returns a one-line summary.
-pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String, RunError> {
+pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String, BaselineError> {
+    Ok(per_event(
+        corpus,
+        out,
+        model,
+        "kmeans",
+        |event, segs, gold, vectors| {
+            let k = gold;
+            if k == 0 || segs < k {
+                return Ok(Err(format!(
+                    "k = {k}, {segs} segments: no gold episode count"
+                )));
+            }
+            let vectors = vectors()?;
+            let records = Array2::from_shape_fn((vectors.len(), vectors.dim), |(i, j)| {
+                f64::from(vectors.row(i)[j])
+            });
+            let dataset = DatasetBase::from(records.clone());
+            let fitted = KMeans::params_with_rng(k, Xoshiro256Plus::seed_from_u64(seed))
+                .max_n_iterations(300)
+                .tolerance(1e-6)
+                .fit(&dataset)
+                .map_err(|e| RunError::Model(format!("{event}: k-means: {e}")))?;
+            let labels = fitted.predict(&records);
+            let centroids = fitted.centroids();
+            let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
+            for (i, &c) in labels.iter().enumerate() {
+                let d: f64 = records
+                    .row(i)
+                    .iter()
+                    .zip(centroids.row(c).iter())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt();
+                members[c].push((d, i));
+            }
+            Ok(Ok(members
+                .into_iter()
+                .map(|mut m| {
+                    m.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                    m.into_iter().map(|(d, i)| (i, 1.0 / (1.0 + d))).collect()
+                })
+                .collect()))
+        },
+    )?)
+}
+
+/// `epimine baseline hdbscan`: HDBSCAN over each event's sentence embeddings (the clustering
+/// BERTopic uses, without its UMAP step); noise stays unassigned, each cluster's segments are
+/// ranked by membership ([`crate::density`]). Needs no gold episode count.
+pub fn hdbscan(
+    corpus: &str,
+    out: &str,
+    model: &str,
+    params: &DensityParams,
+) -> Result<String, BaselineError> {
+    params.validate()?;
+    Ok(per_event(
+        corpus,
+        out,
+        model,
+        "hdbscan",
+        |_, _, _, vectors| {
+            let vectors = vectors()?;
+            let rows: Vec<Vec<f32>> = (0..vectors.len())
+                .map(|i| vectors.row(i).to_vec())
+                .collect();
+            match density::clusters(&rows, params) {
+                Ok(found) => Ok(Ok(found
+                    .into_iter()
+                    .map(|c| c.members.into_iter().zip(c.membership).collect())
+                    .collect())),
+                Err(e) => Ok(Err(e.to_string())),
+            }
+        },
+    )?)
+}
+
+/// The baselines' shared frame: reads the corpus, encodes each event's segments when its
+/// clustering asks for them (`vectors()`), and writes every cluster as an episode with its
+/// members ranked as given. `cluster(event, segments, gold episodes, vectors)`.
+fn per_event<F>(
+    corpus: &str,
+    out: &str,
+    model: &str,
+    source: &str,
+    mut cluster: F,
+) -> Result<String, RunError>
+where
+    F: FnMut(
+        &str,
+        usize,
+        usize,
+        &dyn Fn() -> Result<Vectors, RunError>,
+    ) -> Result<Clusters, RunError>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| RunError::Model(e.to_string()))?;
     let corpus = Location::parse(corpus, false)?;
+    let out = Location::parse(out, true)?;
     let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
     let gold: Vec<GoldEpisode> = runtime.block_on(corpus.read_table())?;
     let model_dir = runtime.block_on(resolve_model(model))?;
@@ -37,53 +154,33 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
         by_event.entry(s.key_event.as_str()).or_default().push(s);
     }
     let (mut episodes, mut assignments, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-    let bar = crate::progress::Bar::start("k-means", by_event.len() as u64);
+    let bar = crate::progress::Bar::start(source, by_event.len() as u64);
     for (event, segs) in &by_event {
         bar.set_message(event);
-        let k = k_of.get(event).copied().unwrap_or(0);
-        if k == 0 || segs.len() < k {
-            skipped.push(format!("{event} (k = {k}, {} segments)", segs.len()));
-            bar.inc();
-            continue;
-        }
         let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
-        let vectors = encoder.sentence_embeddings(&texts)?;
-        let records = Array2::from_shape_fn((vectors.len(), vectors.dim), |(i, j)| {
-            f64::from(vectors.row(i)[j])
-        });
-        let dataset = DatasetBase::from(records.clone());
-        let fitted = KMeans::params_with_rng(k, Xoshiro256Plus::seed_from_u64(seed))
-            .max_n_iterations(300)
-            .tolerance(1e-6)
-            .fit(&dataset)
-            .map_err(|e| RunError::Model(format!("{event}: k-means: {e}")))?;
-        let labels = fitted.predict(&records);
-        let centroids = fitted.centroids();
-        let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
-        for (i, &c) in labels.iter().enumerate() {
-            let d: f64 = records
-                .row(i)
-                .iter()
-                .zip(centroids.row(c).iter())
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>()
-                .sqrt();
-            members[c].push((d, i));
-        }
-        for (c, mut m) in members.into_iter().enumerate() {
-            m.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let vectors = || -> Result<Vectors, RunError> { Ok(encoder.sentence_embeddings(&texts)?) };
+        let gold = k_of.get(event).copied().unwrap_or(0);
+        let clusters = match cluster(event, segs.len(), gold, &vectors)? {
+            Ok(c) => c,
+            Err(why) => {
+                skipped.push(format!("{event}: {why}"));
+                bar.inc();
+                continue;
+            }
+        };
+        for (c, members) in clusters.into_iter().enumerate() {
             episodes.push(Episode {
                 key_event: event.to_string(),
                 trial: 0,
                 episode_id: c as u32,
-                title: format!("k-means cluster {c}"),
+                title: format!("{source} cluster {c}"),
                 title_fields: Vec::new(),
                 keywords: Vec::new(),
                 example_sentences: Vec::new(),
-                n_segments: m.len() as u32,
-                source: "kmeans".into(),
+                n_segments: members.len() as u32,
+                source: source.into(),
             });
-            for (rank, (d, i)) in m.into_iter().enumerate() {
+            for (rank, (i, confidence)) in members.into_iter().enumerate() {
                 assignments.push(Assignment {
                     key_event: event.to_string(),
                     trial: 0,
@@ -91,26 +188,25 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
                     doc_id: segs[i].doc_id,
                     seg_idx: segs[i].seg_idx,
                     rank: rank as u32,
-                    confidence: 1.0 / (1.0 + d),
+                    confidence,
                 });
             }
         }
         bar.inc();
     }
     bar.finish();
-    let out = Location::parse(out, true)?;
     runtime.block_on(async {
         out.write_table(&episodes).await?;
         out.write_table(&assignments).await
     })?;
     let mut summary = format!(
-        "{} events, {} k-means episodes; wrote {}/{{episodes,assignments}}.parquet",
+        "{} events, {} {source} episodes; wrote {}/{{episodes,assignments}}.parquet",
         by_event.len() - skipped.len(),
         episodes.len(),
         out.display()
     );
     for s in skipped {
-        summary.push_str(&format!("\nskipped {s}: no gold episode count"));
+        summary.push_str(&format!("\nskipped {s}"));
     }
     Ok(summary)
 }

@@ -133,6 +133,45 @@ pub enum BaselineCommand {
     /// The paper's K-means baseline: k = the event's gold episode count, on the same sentence
     /// embeddings; segments ranked by distance to their centroid.
     Kmeans(KmeansArgs),
+    /// HDBSCAN over each event's sentence embeddings (what BERTopic clusters with, without its
+    /// UMAP step): noise left unassigned, segments ranked by membership; no gold count needed.
+    Hdbscan(HdbscanArgs),
+}
+
+/// `epimine baseline hdbscan`.
+#[derive(Debug, Args)]
+pub struct HdbscanArgs {
+    /// The corpus.
+    #[arg(long)]
+    pub corpus: String,
+    /// Output folder (episodes.parquet, assignments.parquet).
+    #[arg(long)]
+    pub out: String,
+    /// Encoder model: a folder or a name in the model cache.
+    #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
+    pub model: String,
+    /// Smallest cluster (BERTopic's min_topic_size).
+    #[arg(long, default_value_t = 10)]
+    pub min_cluster_size: usize,
+    /// Neighbours that define a point's density (0: the same as --min-cluster-size).
+    #[arg(long, default_value_t = 0)]
+    pub min_samples: usize,
+    /// What HDBSCAN clusters: the UMAP layout of the embeddings (BERTopic's pipeline) or the
+    /// embeddings themselves.
+    #[arg(long, value_enum, default_value = "umap")]
+    pub reduce: ReduceArg,
+    /// Seed of the UMAP layout.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// `--reduce`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ReduceArg {
+    /// No reduction.
+    None,
+    /// UMAP to 5 dimensions (15 neighbours, cosine, min_dist 0).
+    Umap,
 }
 
 /// `epimine baseline kmeans`.

@@ -210,6 +210,26 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             .await??;
             println!("{outcome}");
         }
+        Command::Baseline(epimine::cli::BaselineCommand::Hdbscan(args)) => {
+            let params = epimine::density::DensityParams {
+                reduce: match args.reduce {
+                    epimine::cli::ReduceArg::None => epimine::density::Reduce::None,
+                    epimine::cli::ReduceArg::Umap => epimine::density::Reduce::Umap,
+                },
+                umap: epimine::umap::UmapParams {
+                    seed: args.seed,
+                    ..Default::default()
+                },
+                runs: 1,
+                min_cluster_size: args.min_cluster_size,
+                min_samples: args.min_samples,
+            };
+            let outcome = tokio::task::spawn_blocking(move || {
+                epimine::baseline::hdbscan(&args.corpus, &args.out, &args.model, &params)
+            })
+            .await??;
+            println!("{outcome}");
+        }
         Command::Schemas(args) => match args.out {
             Some(dir) => {
                 let out = Location::parse(&dir, true)?;

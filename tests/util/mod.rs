@@ -101,3 +101,29 @@ pub fn hostfile(dir: &std::path::Path, n: usize) -> PathBuf {
     std::fs::write(&path, text).expect("hostfile");
     path
 }
+
+/// The tiny random-weight BERT fixture (fast in any build).
+pub fn tiny_bert() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "missing {}",
+        dir.display()
+    );
+    s(&dir).to_string()
+}
+
+/// `epimine synth` into `<dir>/corpus`.
+pub fn synth_corpus(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
+    let corpus = dir.join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        &events.to_string(),
+        "--docs-per-event",
+        &docs.to_string(),
+        "--out",
+        s(&corpus),
+    ]);
+    corpus
+}

@@ -1,0 +1,95 @@
+//! The density baseline (`epimine baseline hdbscan`) end to end on a synthetic corpus: the same
+//! bytes on every run, noise left out, each cluster ranked by membership, and `eval` scores it.
+
+mod util;
+
+use std::collections::{BTreeMap, HashSet};
+
+use epimine::storage::Location;
+use epimine::tables::{Assignment, Episode, Segment};
+use util::*;
+
+#[test]
+fn hdbscan_baseline_repeats_ranks_by_membership_and_is_scored() {
+    let dir = scratch();
+    let corpus = synth_corpus(dir.path(), 2, 30);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for out in [&a, &b] {
+        let said = epimine_ok(&[
+            "baseline",
+            "hdbscan",
+            "--corpus",
+            s(&corpus),
+            "--out",
+            s(out),
+            "--model",
+            &tiny_bert(),
+            "--min-cluster-size",
+            "5",
+        ]);
+        assert!(said.contains("hdbscan episodes"), "{said}");
+    }
+    for f in ["episodes.parquet", "assignments.parquet"] {
+        assert!(
+            std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(),
+            "{f} differs between two runs"
+        );
+    }
+    let segments: Vec<Segment> =
+        block_on(Location::parse(s(&corpus), false).unwrap().read_table()).unwrap();
+    let out = Location::parse(s(&a), false).unwrap();
+    let episodes: Vec<Episode> = block_on(out.read_table()).unwrap();
+    let assignments: Vec<Assignment> = block_on(out.read_table()).unwrap();
+    assert!(!episodes.is_empty(), "no cluster found on planted episodes");
+    assert!(episodes.iter().all(|e| e.source == "hdbscan"));
+    // Every segment at most once; noise stays out; sizes agree with the episodes table.
+    let mut seen = HashSet::new();
+    for x in &assignments {
+        assert!(
+            seen.insert((x.key_event.clone(), x.doc_id, x.seg_idx)),
+            "{x:?} twice"
+        );
+    }
+    assert!(assignments.len() <= segments.len());
+    let mut by_episode: BTreeMap<(String, u32), Vec<&Assignment>> = BTreeMap::new();
+    for x in &assignments {
+        by_episode
+            .entry((x.key_event.clone(), x.episode_id))
+            .or_default()
+            .push(x);
+    }
+    assert_eq!(by_episode.len(), episodes.len());
+    for e in &episodes {
+        let mut rows = by_episode[&(e.key_event.clone(), e.episode_id)].clone();
+        assert_eq!(rows.len() as u32, e.n_segments);
+        assert!(e.n_segments >= 5, "a cluster below --min-cluster-size");
+        rows.sort_by_key(|x| x.rank);
+        assert!(rows.iter().enumerate().all(|(i, x)| x.rank == i as u32));
+        // Membership never rises down the ranking and lies in [0, 1].
+        assert!(rows.windows(2).all(|w| w[0].confidence >= w[1].confidence));
+        assert!(rows.iter().all(|x| (0.0..=1.0).contains(&x.confidence)));
+    }
+    let report = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&a), "--json"]);
+    assert!(report.contains("\"k_f1\""), "{report}");
+}
+
+#[test]
+fn hdbscan_baseline_refuses_a_min_cluster_size_below_2() {
+    let dir = scratch();
+    let corpus = synth_corpus(dir.path(), 1, 10);
+    let out = epimine(&[
+        "baseline",
+        "hdbscan",
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&dir.path().join("o")),
+        "--model",
+        &tiny_bert(),
+        "--min-cluster-size",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("min_cluster_size must be at least 2"), "{err}");
+}
