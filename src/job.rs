@@ -203,6 +203,13 @@ impl Job {
                 ),
             });
         }
+        self.episodes
+            .density
+            .validate()
+            .map_err(|e| JobError::Parse {
+                file: "job".into(),
+                message: format!("episodes.density: {e}"),
+            })?;
         self.llm.validate().map_err(|e| JobError::Parse {
             file: "job".into(),
             message: e.to_string(),

@@ -73,10 +73,23 @@ pub fn cluster_cut(condensed: &[f64], n: usize, cut: Cut) -> Vec<usize> {
     if n < 2 {
         return vec![0; n];
     }
-    let threshold = cut.bound(condensed);
+    linkage_cut(condensed, n, kodama::Method::Complete, cut.bound(condensed))
+}
+
+/// Agglomerative clustering of `n` items (kodama, `method` monotone: complete or average)
+/// cut at `threshold`: merges at or below it join. Labels are numbered by first item.
+pub fn linkage_cut(
+    condensed: &[f64],
+    n: usize,
+    method: kodama::Method,
+    threshold: f64,
+) -> Vec<usize> {
+    if n < 2 {
+        return vec![0; n];
+    }
     let mut work = condensed.to_vec();
-    let dendrogram = kodama::linkage(&mut work, n, kodama::Method::Complete);
-    // Union-find over the merges at or below the threshold (complete linkage is monotone).
+    let dendrogram = kodama::linkage(&mut work, n, method);
+    // Union-find over the merges at or below the threshold (the method is monotone).
     let mut parent: Vec<usize> = (0..2 * n).collect();
     fn find(parent: &mut [usize], x: usize) -> usize {
         let mut r = x;

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::density::{self, DensityError, DensityParams};
 use crate::tables::{Assignment, Episode, FragmentRow, Segment};
 use candidates::PruneRule;
 use classify::ConfidenceRule;
@@ -49,6 +50,23 @@ pub struct EpisodeParams {
     /// Episodes kept by their number of segments among the event's episodes (ALGORITHM.md §6,
     /// after the cohesion rule; default μ − σ of ln(size)).
     pub size: select::SizeRule,
+    /// Where candidate episodes come from (§4): the top articles' fragments (the paper), or
+    /// density clusters of the event's sentence embeddings.
+    pub candidates: Candidates,
+    /// HDBSCAN settings of density candidates.
+    pub density: DensityParams,
+}
+
+/// Where candidate episodes come from (§4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Candidates {
+    /// The paper's §4: fragments of the top δ articles, clustered by complete linkage of their
+    /// term co-occurrence and similarity, pruned by size.
+    Fragments,
+    /// HDBSCAN clusters of the event's segment embeddings ([`crate::density`]), each cluster's
+    /// segments by membership; no pruning, no merge (density already separates them).
+    Density,
 }
 
 impl Default for EpisodeParams {
@@ -64,6 +82,8 @@ impl Default for EpisodeParams {
             merge_cut: termspace::Cut::MeanMinusStd,
             cohesion: select::CohesionRule::MeanMinusStd,
             size: select::SizeRule::LogMeanMinusStd,
+            candidates: Candidates::Fragments,
+            density: DensityParams::default(),
         }
     }
 }
@@ -88,6 +108,9 @@ pub enum EventError {
     /// Classification left no episode with enough segments.
     #[error("no episode kept {0} or more segments")]
     NoEpisodes(usize),
+    /// Density candidates could not be formed.
+    #[error("density candidates: {0}")]
+    Density(#[from] DensityError),
 }
 
 /// Everything one event's stages need.
@@ -197,34 +220,22 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
         return Err(EventError::NoFragments);
     }
 
-    // §4: top articles, distances, clusters, pruning.
-    let ranks = candidates::article_ranks(&fragments, &scores);
-    let top: BTreeSet<u32> = candidates::top_articles(&ranks, params.top_articles)
-        .into_iter()
-        .collect();
-    counts.top_articles = top.len();
-    let chosen: Vec<usize> = (0..fragments.len())
-        .filter(|&f| top.contains(&fragments[f].doc_id))
-        .collect();
-    let chosen_refs: Vec<&partition::Fragment> = chosen.iter().map(|&f| &fragments[f]).collect();
-    let distances = candidates::fragment_distances(&space, &chosen_refs);
-    let labels = candidates::cluster(&distances, chosen.len());
-    let n_clusters = labels.iter().copied().max().map_or(0, |m| m + 1);
-    counts.clusters = n_clusters;
-    let mut sizes = vec![0usize; n_clusters];
-    let mut arts: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n_clusters];
-    for (k, &f) in chosen.iter().enumerate() {
-        sizes[labels[k]] += fragments[f].segments.len();
-        arts[labels[k]].insert(fragments[f].doc_id);
-    }
-    let n_arts: Vec<usize> = arts.iter().map(BTreeSet::len).collect();
-    let keep = candidates::keep_clusters(&sizes, &n_arts, params.prune);
-    counts.kept_clusters = keep.iter().filter(|&&k| k).count();
-
-    let mut cluster_of: HashMap<usize, u32> = HashMap::new();
-    for (k, &f) in chosen.iter().enumerate() {
-        cluster_of.insert(f, labels[k] as u32);
-    }
+    // §4: candidates.
+    let scores_only: Vec<f64> = scores.iter().map(|s| s.score).collect();
+    let (groups, cluster_of) = match params.candidates {
+        Candidates::Fragments => {
+            fragment_candidates(&space, &fragments, &scores, params, &mut counts)
+        }
+        Candidates::Density => {
+            let found = density::clusters(input.embeddings, &params.density)?;
+            counts.clusters = found.len();
+            counts.kept_clusters = found.len();
+            (
+                found.into_iter().map(|c| c.members).collect(),
+                HashMap::new(),
+            )
+        }
+    };
     let fragment_rows: Vec<FragmentRow> = fragments
         .iter()
         .enumerate()
@@ -237,8 +248,56 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
             cluster: cluster_of.get(&i).copied(),
         })
         .collect();
+    Ok(Prepared {
+        key_event,
+        fragments: fragment_rows,
+        counts,
+        groups,
+        space,
+        seg_terms,
+        scores: scores_only,
+    })
+}
+
+/// §4 as the paper has it: the top δ articles' fragments, their distances, complete linkage and
+/// pruning. Returns the kept clusters' segments by descending salience, and each clustered
+/// fragment's cluster.
+fn fragment_candidates(
+    space: &TermSpace,
+    fragments: &[partition::Fragment],
+    scores: &[partition::SegmentScore],
+    params: &EpisodeParams,
+    counts: &mut EventCounts,
+) -> (Vec<Vec<usize>>, HashMap<usize, u32>) {
+    let ranks = candidates::article_ranks(fragments, scores);
+    let top: BTreeSet<u32> = candidates::top_articles(&ranks, params.top_articles)
+        .into_iter()
+        .collect();
+    counts.top_articles = top.len();
+    let chosen: Vec<usize> = (0..fragments.len())
+        .filter(|&f| top.contains(&fragments[f].doc_id))
+        .collect();
+    let chosen_refs: Vec<&partition::Fragment> = chosen.iter().map(|&f| &fragments[f]).collect();
+    let distances = candidates::fragment_distances(space, &chosen_refs);
+    let labels = candidates::cluster(&distances, chosen.len());
+    let n_clusters = labels.iter().copied().max().map_or(0, |m| m + 1);
+    counts.clusters = n_clusters;
+    let mut sizes = vec![0usize; n_clusters];
+    let mut arts: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n_clusters];
+    for (k, &f) in chosen.iter().enumerate() {
+        sizes[labels[k]] += fragments[f].segments.len();
+        arts[labels[k]].insert(fragments[f].doc_id);
+    }
+    let n_arts: Vec<usize> = arts.iter().map(BTreeSet::len).collect();
+    let keep = candidates::keep_clusters(&sizes, &n_arts, params.prune);
+    counts.kept_clusters = keep.iter().filter(|&&k| k).count();
+    let cluster_of: HashMap<usize, u32> = chosen
+        .iter()
+        .enumerate()
+        .map(|(k, &f)| (f, labels[k] as u32))
+        .collect();
     let scores: Vec<f64> = scores.iter().map(|s| s.score).collect();
-    let groups: Vec<Vec<usize>> = (0..n_clusters)
+    let groups = (0..n_clusters)
         .filter(|&c| keep[c])
         .map(|c| {
             let members: Vec<usize> = chosen
@@ -250,15 +309,7 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
             by_salience(members, &scores)
         })
         .collect();
-    Ok(Prepared {
-        key_event,
-        fragments: fragment_rows,
-        counts,
-        groups,
-        space,
-        seg_terms,
-        scores,
-    })
+    (groups, cluster_of)
 }
 
 /// Segments by descending salience score (ties by position), each once.
@@ -311,7 +362,7 @@ pub fn cluster_episodes(
         classify::harmonic_mean_vector(&vectors)
     };
     let mut groups = prepared.groups.clone();
-    if params.merge && groups.len() > 2 {
+    if params.merge && params.candidates == Candidates::Fragments && groups.len() > 2 {
         // Candidates that tell the same episode: complete linkage of their episode vectors
         // (cosine distance) cut at μ − σ, the method's own significance rule.
         let vectors: Vec<Vec<f32>> = groups.iter().map(|g| vector_of(g)).collect();
