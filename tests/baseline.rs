@@ -93,3 +93,55 @@ fn hdbscan_baseline_refuses_a_min_cluster_size_below_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("min_cluster_size must be at least 2"), "{err}");
 }
+
+#[test]
+fn density_candidates_in_run_give_the_same_bytes_for_1_and_2_workers() {
+    let dir = scratch();
+    let corpus = synth_corpus(dir.path(), 2, 40);
+    let bg = corpus.join("background.txt");
+    let model = tiny_bert();
+    let run = |out: &std::path::Path, workers: &str| {
+        epimine(&[
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&bg),
+            "--out",
+            s(out),
+            "--model",
+            &model,
+            "-w",
+            workers,
+            "--set",
+            "episodes.candidates=\"density\"",
+            "--set",
+            "episodes.density.min_cluster_size=5",
+        ])
+    };
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    for (out, w) in [(&one, "1"), (&two, "2")] {
+        let done = run(out, w);
+        // Exit 3: some event was skipped (listed in run.json); the others are written.
+        assert!(
+            matches!(done.status.code(), Some(0) | Some(3)),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    }
+    for f in OUTPUTS {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f} differs between 1 and 2 workers"
+        );
+    }
+    let job = std::fs::read_to_string(one.join("job.toml")).unwrap();
+    assert!(job.contains("candidates = \"density\""), "{job}");
+    let out = Location::parse(s(&one), false).unwrap();
+    let episodes: Vec<Episode> = block_on(out.read_table()).unwrap();
+    assert!(!episodes.is_empty(), "density candidates gave no episode");
+    // Density candidates skip the fragment clustering: no fragment carries a cluster.
+    let fragments: Vec<epimine::tables::FragmentRow> = block_on(out.read_table()).unwrap();
+    assert!(!fragments.is_empty());
+    assert!(fragments.iter().all(|f| f.cluster.is_none()));
+}
