@@ -61,7 +61,7 @@ run run "${cache[@]}" "$@"
 reports=("epimine=$work/run.json")
 "$bin" baseline kmeans --corpus "$work/corpus" --out "$work/kmeans" >/dev/null
 "$bin" eval --corpus "$work/corpus" --run "$work/kmeans" --json >"$work/kmeans.json"
-reports+=("kmeans (k = gold)=$work/kmeans.json")
+reports+=("kmeans (gold k)=$work/kmeans.json")
 "$bin" baseline hdbscan --corpus "$work/corpus" --out "$work/hdbscan" >/dev/null
 "$bin" eval --corpus "$work/corpus" --run "$work/hdbscan" --json >"$work/hdbscan.json"
 reports+=("hdbscan (ours)=$work/hdbscan.json")
