@@ -183,6 +183,7 @@ impl TimelyArgs {
             processes: self.processes,
             process: self.process,
             hostfile: self.hostfile.clone(),
+            ..Default::default()
         }
     }
 }

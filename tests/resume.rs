@@ -658,3 +658,147 @@ fn wrong_s3_credentials_are_named_before_any_work() {
     );
     assert!(!msg.contains("panicked"), "{msg}");
 }
+
+/// `epimine run` as process `p` of 2 (one worker each) into `out`.
+fn spawn_process(
+    corpus: &Path,
+    out: &Path,
+    hosts: &Path,
+    p: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Child {
+    let model = tiny_model();
+    let bg = corpus.join("background.txt");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
+    cmd.args([
+        "run",
+        "--corpus",
+        s(corpus),
+        "--background",
+        s(&bg),
+        "--out",
+        s(out),
+        "--model",
+        &model,
+        "-w",
+        "1",
+        "-n",
+        "2",
+        "-p",
+        p,
+        "-h",
+        s(hosts),
+    ])
+    .args(extra)
+    .env("RUST_LOG", "warn")
+    .env_remove("EPIMINE_FAULT")
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("epimine starts")
+}
+
+/// Waits for a child at most `secs` seconds (killing it then); its output and how long it took.
+fn wait_bounded(mut child: std::process::Child, secs: u64) -> (Output, std::time::Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return (child.wait_with_output().unwrap(), started.elapsed());
+        }
+        if started.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_lost_process_ends_the_run_quickly_and_a_re_run_resumes() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 12, 10);
+    let reference = dir.path().join("reference");
+    ok(run(&corpus, s(&reference), &[], &[]));
+    let hosts = hostfile(dir.path(), 2);
+    let out = dir.path().join("out");
+    // Process 1 dies (SIGKILL) after its first checkpoint; process 0 must end, non-zero, soon,
+    // naming it.
+    let p1 = spawn_process(
+        &corpus,
+        &out,
+        &hosts,
+        "1",
+        &[],
+        &[("EPIMINE_FAULT", "checkpoint:1")],
+    );
+    let p0 = spawn_process(&corpus, &out, &hosts, "0", &[], &[]);
+    let (o1, _) = wait_bounded(p1, 120);
+    assert_eq!(o1.status.signal(), Some(9));
+    let (o0, _) = wait_bounded(p0, 120);
+    assert_eq!(o0.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&o0.stderr);
+    let address = std::fs::read_to_string(&hosts).unwrap();
+    let address = address.lines().nth(1).unwrap();
+    assert!(
+        msg.contains("lost process 1") && msg.contains(address),
+        "{msg}"
+    );
+    assert!(!msg.contains("panicked"), "{msg}");
+    assert!(!out.join("run.json").exists());
+    let saved = checkpoints(&out).len();
+    assert!(saved >= 1, "process 1's checkpoint survives");
+
+    // Both again: the run completes from the checkpoints, the same bytes as one process.
+    let p1 = spawn_process(&corpus, &out, &hosts, "1", &[], &[]);
+    let p0 = spawn_process(&corpus, &out, &hosts, "0", &[], &[]);
+    let (o0, _) = wait_bounded(p0, 300);
+    let (o1, _) = wait_bounded(p1, 300);
+    assert!(
+        o0.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o0.stderr)
+    );
+    assert!(
+        o1.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o1.stderr)
+    );
+    assert_same_tables(&reference, &out, "after a lost process");
+    assert_eq!(
+        report(&out)["checkpoints"]["reused"].as_u64().unwrap() as usize,
+        saved
+    );
+}
+
+#[test]
+fn a_process_that_never_starts_ends_the_run_after_the_startup_timeout() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 10);
+    let hosts = hostfile(dir.path(), 2);
+    let out = dir.path().join("out");
+    let p0 = spawn_process(
+        &corpus,
+        &out,
+        &hosts,
+        "0",
+        &["--set", "cluster.startup_timeout=3"],
+        &[],
+    );
+    let (o0, took) = wait_bounded(p0, 60);
+    assert_eq!(o0.status.code(), Some(1));
+    assert!(took.as_secs() < 30, "{took:?}");
+    let msg = String::from_utf8_lossy(&o0.stderr);
+    let address = std::fs::read_to_string(&hosts).unwrap();
+    let address = address.lines().nth(1).unwrap();
+    assert!(
+        msg.contains("waited for process 1") && msg.contains(address),
+        "{msg}"
+    );
+}

@@ -245,20 +245,11 @@ fn distributed(
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
     });
-    let config = job.cluster.timely_config()?;
     let worker_shared = Arc::clone(&shared);
-    let guards = timely::execute(config, move |worker| {
+    let results = crate::cluster::execute(&job.cluster, move |worker| {
         event::event_worker(worker, &worker_shared)
-    })
-    .map_err(RunError::Workers)?;
-    let mut gathered = None;
-    for result in guards.join() {
-        match result {
-            Ok(Some(g)) => gathered = Some(g),
-            Ok(None) => {}
-            Err(e) => return Err(RunError::Workers(e)),
-        }
-    }
+    })?;
+    let gathered = results.into_iter().flatten().next();
     if let Some(e) = shared.errors.lock().expect("error list").first() {
         return Err(RunError::Workers(e.clone()));
     }

@@ -73,12 +73,11 @@ pub fn compute(
     background: &Background,
     cluster: &Cluster,
 ) -> Result<Option<StatsOutput>, StatsError> {
-    let config = cluster.timely_config()?;
     let rounds = Arc::new(rounds.to_vec());
     let background = Arc::new(background.clone());
     let errors: Arc<Mutex<Vec<StatsError>>> = Arc::new(Mutex::new(Vec::new()));
     let worker_errors = Arc::clone(&errors);
-    let guards = timely::execute(config, move |worker| {
+    let results = crate::cluster::execute(cluster, move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -111,16 +110,8 @@ pub fn compute(
             "dataflow done"
         );
         gathered
-    })
-    .map_err(StatsError::Timely)?;
-    let mut gathered: Option<Gathered> = None;
-    for result in guards.join() {
-        match result {
-            Ok(Some(g)) => gathered = Some(g),
-            Ok(None) => {}
-            Err(e) => return Err(StatsError::Timely(e)),
-        }
-    }
+    })?;
+    let gathered: Option<Gathered> = results.into_iter().flatten().next();
     if let Some(e) = errors.lock().expect("error list").drain(..).next() {
         return Err(e);
     }
