@@ -261,8 +261,8 @@ pub fn encode(c: &Checkpoint, location: &str) -> Result<Bytes, CheckpointError> 
     Ok(out.into())
 }
 
-/// Reads checkpoint bytes, checking the sha256 first: never a half-read.
-pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError> {
+/// Checks a checkpoint's sha256 and reads its header: where its tables start.
+fn open(data: &Bytes, location: &str) -> Result<(Header, usize), CheckpointError> {
     let corrupt = |reason: String| CheckpointError::Corrupt {
         location: location.to_string(),
         reason,
@@ -293,6 +293,17 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
             header.format
         )));
     }
+    Ok((header, at))
+}
+
+/// Reads checkpoint bytes, checking the sha256 first: never a half-read.
+pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError> {
+    let corrupt = |reason: String| CheckpointError::Corrupt {
+        location: location.to_string(),
+        reason,
+    };
+    let (header, mut at) = open(&data, location)?;
+    let payload = &data[..data.len() - 32];
     let mut blobs = Vec::new();
     for (name, rows, bytes) in &header.tables {
         let end = at + *bytes as usize;
@@ -351,6 +362,28 @@ pub async fn write(out: &Location, c: &Checkpoint) -> Result<(), CheckpointError
     let bytes = encode(c, &out.display_child(&name))?;
     out.put(&name, bytes).await?;
     Ok(())
+}
+
+/// Reads an event's checkpoint whole (its sha256 checked) but decodes only its header: the
+/// fingerprint and status, enough to decide whether it can be reused.
+pub async fn read_status(
+    out: &Location,
+    key_event: &str,
+) -> Result<Option<(String, EventStatus)>, CheckpointError> {
+    let name = object_name(key_event);
+    if !out.exists(&name).await? {
+        return Ok(None);
+    }
+    let data = out.get(&name).await?;
+    let location = out.display_child(&name);
+    let (header, _) = open(&data, &location)?;
+    if header.key_event != key_event || header.status.key_event != key_event {
+        return Err(CheckpointError::Corrupt {
+            location,
+            reason: format!("it holds `{}`", header.key_event),
+        });
+    }
+    Ok(Some((header.fingerprint, header.status)))
 }
 
 /// Reads an event's checkpoint: `Ok(None)` when there is none.
