@@ -450,6 +450,25 @@ mod tests {
     }
 
     #[test]
+    fn a_checkpoint_of_another_format_is_refused() {
+        let bytes = encode(&sample(), "x").unwrap();
+        let at = MAGIC.len();
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        let mut header: serde_json::Value =
+            serde_json::from_slice(&bytes[at + 8..at + 8 + len]).unwrap();
+        header["format"] = serde_json::json!(FORMAT + 1);
+        let header = serde_json::to_vec(&header).unwrap();
+        let mut other = MAGIC.to_vec();
+        other.extend((header.len() as u64).to_le_bytes());
+        other.extend(header);
+        other.extend(&bytes[at + 8 + len..bytes.len() - 32]);
+        let sum = Sha256::digest(&other);
+        other.extend(sum);
+        let err = decode(other.into(), "x").unwrap_err().to_string();
+        assert!(err.contains(&format!("format {}", FORMAT + 1)), "{err}");
+    }
+
+    #[test]
     fn segment_digests_ignore_order_and_see_every_column() {
         let seg = |doc_id, text: &str| Segment {
             key_event: "e".into(),
