@@ -128,15 +128,27 @@ fn a_run_killed_anywhere_resumes_to_the_bytes_of_an_uninterrupted_run() {
     let events = per_event(&first);
     assert_eq!(events.len(), 40);
     assert_eq!(checkpoints(&reference).len(), 40);
+    // One worker takes the 40 units in two waves (16 units a worker and wave): the same bytes.
+    let one = dir.path().join("one-worker");
+    ok(run(&corpus, s(&one), &["-w", "1"], &[]));
+    assert_eq!(first["checkpoints"]["waves"], 1);
+    assert_eq!(report(&one)["checkpoints"]["waves"], 2);
+    assert_same_tables(&reference, &one, "two waves");
 
-    for (fault, workers_after) in [
-        ("statistics", "2"),
-        ("encoding", "2"),
-        ("checkpoint:12", "1"),
-        ("assembly:2", "2"),
+    for (fault, workers_before, workers_after) in [
+        ("statistics", "2", "2"),
+        ("encoding", "2", "2"),
+        ("checkpoint:12", "2", "1"),
+        ("checkpoint:21", "1", "2"),
+        ("assembly:2", "2", "2"),
     ] {
         let out = dir.path().join(fault.replace(':', "-"));
-        let killed = run(&corpus, s(&out), &["-w", "2"], &[("EPIMINE_FAULT", fault)]);
+        let killed = run(
+            &corpus,
+            s(&out),
+            &["-w", workers_before],
+            &[("EPIMINE_FAULT", fault)],
+        );
         assert_eq!(
             killed.status.signal(),
             Some(9),
@@ -160,6 +172,8 @@ fn a_run_killed_anywhere_resumes_to_the_bytes_of_an_uninterrupted_run() {
         match fault {
             "statistics" | "encoding" => assert_eq!(saved, 0, "{fault}"),
             "checkpoint:12" => assert!((12..40).contains(&saved), "{fault}: {saved}"),
+            // One worker, two waves of 20 events: killed in the second wave.
+            "checkpoint:21" => assert_eq!(saved, 21, "{fault}"),
             _ => assert_eq!(saved, 40, "{fault}"),
         }
 

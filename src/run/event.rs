@@ -27,6 +27,41 @@ enum Decision {
     Compute(Option<String>),
 }
 
+/// Encoding units per worker in one wave: two calls of the encoder (`units::UNITS_AT_ONCE`).
+const WAVE_UNITS: usize = 2 * super::units::UNITS_AT_ONCE;
+
+/// The wave of every event to compute: each owner's events, in key order, spread over the waves
+/// by their encoding units (about [`WAVE_UNITS`] per worker and wave), so that each wave keeps
+/// every worker busy and a run checkpoints its events steadily. The same for every worker.
+fn keys_waves(
+    to_encode: &BTreeMap<UnitKey, u64>,
+    owners: &BTreeMap<String, usize>,
+    peers: usize,
+) -> BTreeMap<String, usize> {
+    let mut units_of: BTreeMap<&String, usize> = BTreeMap::new();
+    for (event, _) in to_encode.keys() {
+        *units_of.entry(event).or_default() += 1;
+    }
+    let total: usize = units_of.values().sum();
+    let n_waves = (total / (peers.max(1) * WAVE_UNITS)).max(1);
+    let mut per_owner: BTreeMap<usize, Vec<(&String, usize)>> = BTreeMap::new();
+    for (event, n) in units_of {
+        let owner = owners.get(event).copied().unwrap_or(0);
+        per_owner.entry(owner).or_default().push((event, n));
+    }
+    let mut waves = BTreeMap::new();
+    for events in per_owner.into_values() {
+        let owner_total: usize = events.iter().map(|e| e.1).sum();
+        let mut before = 0;
+        for (event, n) in events {
+            let wave = (before * n_waves / owner_total.max(1)).min(n_waves - 1);
+            waves.insert(event.clone(), wave);
+            before += n;
+        }
+    }
+    waves
+}
+
 /// Reads an event's checkpoint and decides whether it can be reused.
 fn decide(
     runtime: &tokio::runtime::Runtime,
@@ -171,27 +206,26 @@ pub(super) fn event_worker(
         .map(|(_, e)| e)
         .collect();
 
-    // The segments of the events to compute to the workers that encode their units, balanced
-    // over those units.
+    // The events to compute go in waves: each owner's events in order, cut into slices of
+    // about the same number of encoding units, so that every wave is encoded, run and
+    // checkpointed before the next (a run killed half way has checkpointed about half its
+    // work). Within a wave, segments go to the workers that encode their units (balanced over
+    // the wave's units) and the encoded units to the owners. Every worker derives the same
+    // waves from what all know (units, owners, reused events).
     let to_encode: BTreeMap<UnitKey, u64> = units
         .iter()
         .filter(|((e, _), _)| !reused.contains(e))
         .map(|(u, (n, _))| (u.clone(), *n))
         .collect();
-    let encoders = keys::event_owners(&to_encode, peers);
-    let segments: Vec<Segment> = segments
-        .into_iter()
-        .filter(|s| !reused.contains(&s.key_event))
-        .collect();
-    let route = move |s: &Segment| encoders.get(&unit_of(s)).copied().unwrap_or(0) as u64;
-    let mut my_units: BTreeMap<UnitKey, Vec<Segment>> = BTreeMap::new();
-    for s in shuffle(worker, segments, route) {
-        my_units.entry(unit_of(&s)).or_default().push(s);
+    let waves = keys_waves(&to_encode, &owners, peers);
+    let n_waves = waves.values().copied().max().map_or(1, |w| w + 1);
+    let mut by_wave: Vec<Vec<Segment>> = vec![Vec::new(); n_waves];
+    for s in segments {
+        if let Some(&w) = waves.get(&s.key_event) {
+            by_wave[w].push(s);
+        }
     }
-    if index == 0 {
-        fault("encoding", 1);
-    }
-    let encoder = if my_units.is_empty() && !job.llm.enabled() {
+    let encoder = if to_encode.is_empty() && !job.llm.enabled() {
         None
     } else {
         match Encoder::<DefaultBackend>::load(&shared.model_dir, &encoder::default_device()) {
@@ -202,35 +236,6 @@ pub(super) fn event_worker(
             }
         }
     };
-    let bar = (index == 0).then(|| {
-        crate::progress::Bar::start(
-            &format!("encoding (worker 0 of {peers})"),
-            my_units.len() as u64,
-        )
-    });
-    let outgoing = encode_units(shared, encoder.as_ref(), my_units, bar.as_ref());
-    if let Some(bar) = bar {
-        bar.finish();
-    }
-    let mut mine: BTreeMap<String, Vec<EncodedUnit>> = BTreeMap::new();
-    for message in shuffle(worker, outgoing, router(&owners)) {
-        if let ToOwner::Unit(e, u) = message {
-            mine.entry(e).or_default().push(u);
-        }
-    }
-    stages.push(StageTime {
-        stage: "encoding".into(),
-        seconds: started.elapsed().as_secs_f64(),
-    });
-    let started = Instant::now();
-
-    // §3–§6 (or §3–§4) on this worker's events; checkpoints as they are done.
-    let bar = (index == 0).then(|| {
-        crate::progress::Bar::start(
-            &format!("episodes (worker 0 of {peers})"),
-            decisions.len() as u64,
-        )
-    });
     let write_checkpoint = |fingerprint: &str, status: &EventStatus, outputs: Outputs| {
         let Some(out) = &shared.out else {
             return;
@@ -253,63 +258,113 @@ pub(super) fn event_worker(
             )),
         }
     };
+    let bar = (index == 0).then(|| {
+        crate::progress::Bar::start(
+            &format!("events (worker 0 of {peers}, {n_waves} wave(s))"),
+            decisions.len() as u64,
+        )
+    });
     let mut reports = Vec::new();
     let mut pending: BTreeMap<String, (Pending, EventReport)> = BTreeMap::new();
-    for (event, (fingerprint, decision)) in decisions {
-        if let Some(bar) = &bar {
-            bar.set_message(&event);
-        }
-        let not_reused = match decision {
-            Decision::Reuse(mut status) => {
-                status.checkpoint = "reused".into();
-                status.not_reused = None;
-                status.encoded_units = 0;
-                reports.push(EventReport {
-                    status: *status,
-                    outputs: Outputs::default(),
-                    prompt: None,
-                });
-                if let Some(bar) = &bar {
-                    bar.inc();
-                }
-                continue;
-            }
-            Decision::Compute(why) => why,
+    let mut decisions: Vec<(String, (String, Decision))> = decisions.into_iter().collect();
+    // Reused events first: nothing to do but report.
+    decisions.retain_mut(|(event, (_, decision))| {
+        let Decision::Reuse(status) = decision else {
+            return true;
         };
-        let units = mine.remove(&event).unwrap_or_default();
-        let encoded_units = units.iter().filter(|u| u.fresh).count() as u32;
-        let terms = my_terms.remove(&event).unwrap_or_default();
-        let (segs, encoded) = assemble(units);
-        let mut report = EventReport {
-            status: EventStatus {
-                segments: segs.len(),
-                not_reused,
-                encoded_units,
-                fingerprint: fingerprint.clone(),
-                ..EventStatus::new(&event)
-            },
+        let mut status = std::mem::replace(status, Box::new(EventStatus::new(event)));
+        status.checkpoint = "reused".into();
+        status.not_reused = None;
+        status.encoded_units = 0;
+        reports.push(EventReport {
+            status: *status,
             outputs: Outputs::default(),
             prompt: None,
-        };
-        compute_event(job, shared, segs, terms, encoded, &mut report, &mut pending);
-        if report.prompt.is_none() {
-            if shared.out.is_some() {
-                let outputs = std::mem::take(&mut report.outputs);
-                write_checkpoint(&fingerprint, &report.status, outputs);
-            }
-        } else if let Some(p) = pending.get_mut(&event) {
-            // The rows wait on the owner for the LLM's answers; worker 0 gets the prompt.
-            p.1.outputs = std::mem::take(&mut report.outputs);
-            p.1.status = report.status.clone();
-        }
-        reports.push(report);
+        });
         if let Some(bar) = &bar {
             bar.inc();
         }
+        false
+    });
+    let (mut encoding_secs, mut episodes_secs) = (started.elapsed().as_secs_f64(), 0.0);
+    for (wave, wave_segments) in by_wave.into_iter().enumerate() {
+        let started = Instant::now();
+        let wave_units: BTreeMap<UnitKey, u64> = to_encode
+            .iter()
+            .filter(|((e, _), _)| waves.get(e) == Some(&wave))
+            .map(|(u, n)| (u.clone(), *n))
+            .collect();
+        let encoders = keys::event_owners(&wave_units, peers);
+        let route = move |s: &Segment| encoders.get(&unit_of(s)).copied().unwrap_or(0) as u64;
+        let mut my_units: BTreeMap<UnitKey, Vec<Segment>> = BTreeMap::new();
+        for s in shuffle(worker, wave_segments, route) {
+            my_units.entry(unit_of(&s)).or_default().push(s);
+        }
+        if index == 0 && wave == 0 {
+            fault("encoding", 1);
+        }
+        let outgoing = encode_units(shared, encoder.as_ref(), my_units, None);
+        let mut mine: BTreeMap<String, Vec<EncodedUnit>> = BTreeMap::new();
+        for message in shuffle(worker, outgoing, router(&owners)) {
+            if let ToOwner::Unit(e, u) = message {
+                mine.entry(e).or_default().push(u);
+            }
+        }
+        encoding_secs += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+
+        // §3–§6 (or §3–§4) on this worker's events of the wave; checkpoints as they are done.
+        let in_wave = |e: &String| waves.get(e).copied().unwrap_or(0) == wave;
+        let (now, later): (Vec<_>, Vec<_>) = decisions.into_iter().partition(|(e, _)| in_wave(e));
+        decisions = later;
+        for (event, (fingerprint, decision)) in now {
+            if let Some(bar) = &bar {
+                bar.set_message(&event);
+            }
+            let Decision::Compute(not_reused) = decision else {
+                continue;
+            };
+            let units = mine.remove(&event).unwrap_or_default();
+            let encoded_units = units.iter().filter(|u| u.fresh).count() as u32;
+            let terms = my_terms.remove(&event).unwrap_or_default();
+            let (segs, encoded) = assemble(units);
+            let mut report = EventReport {
+                status: EventStatus {
+                    segments: segs.len(),
+                    not_reused,
+                    encoded_units,
+                    fingerprint: fingerprint.clone(),
+                    ..EventStatus::new(&event)
+                },
+                outputs: Outputs::default(),
+                prompt: None,
+            };
+            compute_event(job, shared, segs, terms, encoded, &mut report, &mut pending);
+            if report.prompt.is_none() {
+                if shared.out.is_some() {
+                    let outputs = std::mem::take(&mut report.outputs);
+                    write_checkpoint(&fingerprint, &report.status, outputs);
+                }
+            } else if let Some(p) = pending.get_mut(&event) {
+                // The rows wait on the owner for the LLM's answers; worker 0 gets the prompt.
+                p.1.outputs = std::mem::take(&mut report.outputs);
+                p.1.status = report.status.clone();
+            }
+            reports.push(report);
+            if let Some(bar) = &bar {
+                bar.inc();
+            }
+        }
+        episodes_secs += started.elapsed().as_secs_f64();
     }
     if let Some(bar) = bar {
         bar.finish();
     }
+    stages.push(StageTime {
+        stage: "encoding".into(),
+        seconds: encoding_secs,
+    });
+    let started = Instant::now();
     let gathered = shuffle(worker, reports, |_| 0);
     let mut reports: BTreeMap<String, EventReport> = gathered
         .into_iter()
@@ -317,13 +372,14 @@ pub(super) fn event_worker(
         .collect();
     stages.push(StageTime {
         stage: "episodes".into(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: episodes_secs + started.elapsed().as_secs_f64(),
     });
     if !job.llm.enabled() || shared.out.is_none() {
         return (index == 0).then_some(Gathered {
             reports,
             stages,
             llm: None,
+            waves: n_waves,
         });
     }
 
@@ -406,6 +462,7 @@ pub(super) fn event_worker(
     Some(Gathered {
         reports,
         stages,
+        waves: n_waves,
         llm: Some(LlmReport {
             backend: job.llm.backend.name(),
             model: job.llm.model.clone(),

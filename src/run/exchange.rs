@@ -48,6 +48,8 @@ pub(super) struct Gathered {
     pub(super) reports: BTreeMap<String, EventReport>,
     pub(super) stages: Vec<StageTime>,
     pub(super) llm: Option<LlmReport>,
+    /// Waves the events to compute went in.
+    pub(super) waves: usize,
 }
 
 /// Sends `items` to the workers `route` names (all workers call it with their own items) and

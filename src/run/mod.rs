@@ -339,6 +339,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         reused: statuses.iter().filter(|s| s.checkpoint == "reused").count(),
         deleted,
         encoded_units: statuses.iter().map(|s| u64::from(s.encoded_units)).sum(),
+        waves: gathered.waves,
     };
     let report = RunReport {
         format: checkpoint::FORMAT,

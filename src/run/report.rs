@@ -127,6 +127,8 @@ pub struct CheckpointSummary {
     pub deleted: usize,
     /// Encoding units encoded in this run.
     pub encoded_units: u64,
+    /// Waves the computed events went in (each encoded, run and checkpointed before the next).
+    pub waves: usize,
 }
 
 /// One event's LLM stage in `run.json`.
