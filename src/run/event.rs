@@ -105,10 +105,10 @@ fn decide(
 /// One worker of the per-event stages. Each worker reads its row groups of the corpus and every
 /// worker learns each encoding unit's size and segment digest; the worker owning an event
 /// (`keys::event_owners`, by segment count) gets its terms, computes its fingerprint and reads
-/// its checkpoint; the events to reuse are told to every worker. The segments of the other
-/// events go to the workers that encode their units (balanced over the events computed), the
-/// encoded units to the owners, which run §3–§6 (without an LLM) or §3–§4 (with one) and write
-/// each event's checkpoint; statuses (not rows) go to worker 0. With an LLM, worker 0 asks it for
+/// its checkpoint; the events to reuse are told to every worker. The other events go in waves
+/// (`keys_waves`): per wave, their segments go to the workers that encode their units (balanced
+/// over the wave's units), the encoded units to the owners, which run §3–§6 (without an LLM) or
+/// §3–§4 (with one) and write each event's checkpoint; statuses (not rows) go to worker 0. With an LLM, worker 0 asks it for
 /// every waiting event, the answers go back to the owners, which classify, write the checkpoints
 /// and report again. `epimine stats` (`terms_only`, no `--out` checkpoints) sends the terms and
 /// pairs to worker 0 instead.

@@ -3,8 +3,8 @@
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes,
 //! `crate::stats`); then the per-event computation on every worker of every process
 //! ([`event`]): each event's owner fingerprints it and reuses its checkpoint when the
-//! fingerprint matches; the other events are encoded by units ([`units`]) on any worker, and
-//! their owners run §3–§6 (the LLM round trip from worker 0: [`llm`]) and write each event's
+//! fingerprint matches; the other events, in waves, are encoded by units ([`units`]) on any
+//! worker, and their owners run §3–§6 (the LLM round trip from worker 0: [`llm`]) and write each event's
 //! checkpoint ([`checkpoint`]) as soon as it is done. Then the commit ([`commit`]): process 0
 //! streams the final tables from the checkpoints, one event at a time, to their names, and
 //! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
