@@ -35,6 +35,7 @@ export AWS_ACCESS_KEY_ID=epimine-test
 export AWS_SECRET_ACCESS_KEY=epimine-test
 export AWS_REGION=us-east-1
 export EPIMINE_TEST_S3_BUCKET=$bucket
+export EPIMINE_TEST_MOTO_SERVER=$venv/bin/moto_server
 ENV
     ;;
 stop)

@@ -65,6 +65,12 @@ pub struct RunArgs {
     /// Override any job setting: `--set episodes.top_articles=0.3` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Ignore the checkpoints in --out: compute every event again.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Write into an --out that holds files of something other than an epimine run.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Timely layout (overrides the job's `[cluster]`).
     #[command(flatten)]
     pub timely: OptionalTimelyArgs,
@@ -216,6 +222,7 @@ impl TimelyArgs {
             processes: self.processes,
             process: self.process,
             hostfile: self.hostfile.clone(),
+            ..Default::default()
         }
     }
 }

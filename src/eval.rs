@@ -32,6 +32,9 @@ pub enum EvalError {
     /// k must be at least 1.
     #[error("k must be at least 1")]
     ZeroK,
+    /// The run folder is not one whole committed run.
+    #[error(transparent)]
+    NotCommitted(#[from] crate::run::commit::CommitError),
     /// An assignment names a segment that is not in the corpus.
     #[error("{file}: row {row}: segment (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}) is not in the corpus")]
     UnknownSegment {
@@ -296,7 +299,18 @@ pub fn evaluate(
 }
 
 /// `epimine eval`: reads the corpus's tables and `<run>/assignments.parquet`, and scores them.
+///
+/// A folder written by `epimine run` is read only when it is committed: its `run.json` is there
+/// and every file it lists matches its sha256 (`crate::run::commit::verify`). Tables written by
+/// other commands (no `run.json`, `job.toml` or checkpoints: `epimine baseline kmeans`) are read
+/// as they are.
 pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report, EvalError> {
+    if crate::run::commit::verify(run).await? == crate::run::commit::Verified::NotARun {
+        tracing::info!(
+            "{}: no run.json; reading its assignments as they are",
+            run.display()
+        );
+    }
     let segments: Vec<Segment> = corpus.read_table().await?;
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;

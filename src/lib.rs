@@ -11,6 +11,8 @@
 pub mod background;
 pub mod baseline;
 pub mod cli;
+pub mod cluster;
+pub mod corpus;
 pub mod demo;
 pub mod density;
 pub mod encode;

@@ -181,13 +181,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         },
         Command::Run(args) => {
             let job = args.job()?;
-            let outcome = tokio::task::spawn_blocking(move || epimine::run::run(&job)).await??;
+            let options = epimine::run::RunOptions {
+                fresh: args.fresh,
+                overwrite: args.overwrite,
+            };
+            let outcome =
+                tokio::task::spawn_blocking(move || epimine::run::run_with(&job, &options))
+                    .await??;
             if let Some(outcome) = outcome {
                 let report = &outcome.report;
                 let ok = report.events.iter().filter(|e| e.status == "ok").count();
+                let reused = report.checkpoints.reused;
                 let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
                 println!(
-                    "{ok} of {} events done, {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs}}.parquet, job.toml, run.json",
+                    "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs}}.parquet, job.toml, run.json",
                     report.events.len(),
                     outcome.out
                 );

@@ -52,7 +52,7 @@ pub enum StorageError {
         reason: String,
     },
     /// The object store failed.
-    #[error("{location}: {source}")]
+    #[error("{location}: {}", describe_store_error(source))]
     Store {
         /// The object, as the user would write it.
         location: String,
@@ -60,8 +60,8 @@ pub enum StorageError {
         #[source]
         source: object_store::Error,
     },
-    /// Encoding or decoding Parquet failed.
-    #[error("{location}: parquet: {source}")]
+    /// Encoding or decoding Parquet failed (or the store under it).
+    #[error("{location}: {}", describe(source))]
     Parquet {
         /// The file, as the user would write it.
         location: String,
@@ -70,7 +70,7 @@ pub enum StorageError {
         source: parquet::errors::ParquetError,
     },
     /// A local directory could not be created.
-    #[error("{location}: {source}")]
+    #[error("{location}: {}", describe_io_error(source))]
     Io {
         /// The path.
         location: String,
@@ -95,6 +95,90 @@ pub enum StorageError {
         /// What differs.
         reason: String,
     },
+}
+
+/// Turns an object store error into one line that names the cause a user can act on (missing
+/// bucket, refused credentials, no space, no permission, no such file), then the store's own
+/// words.
+pub fn describe_store_error(e: &object_store::Error) -> String {
+    describe(e)
+}
+
+/// An error and its sources as one line, the cause a user can act on first (missing bucket,
+/// refused credentials, no space, no permission, not found), XML bodies of S3 errors left out.
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = String::new();
+    let mut raw = String::new();
+    let mut io_found = None;
+    let mut not_found = false;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        raw.push_str(&text);
+        let text = text.split("<?xml").next().unwrap_or("").trim_end();
+        let text = text.trim_end_matches(':').trim_end();
+        if !text.is_empty() && !chain.contains(text) {
+            if !chain.is_empty() {
+                chain.push_str(": ");
+            }
+            chain.push_str(text);
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            io_found = io_found.or(io_cause(io));
+        }
+        if matches!(
+            s.downcast_ref::<object_store::Error>(),
+            Some(object_store::Error::NotFound { .. })
+        ) {
+            not_found = true;
+        }
+        source = s.source();
+    }
+    let cause = if raw.contains("NoSuchBucket") || raw.contains("bucket does not exist") {
+        Some("the bucket does not exist")
+    } else if raw.contains("InvalidAccessKeyId")
+        || raw.contains("SignatureDoesNotMatch")
+        || raw.contains("AccessDenied")
+        || raw.contains("403 Forbidden")
+        || raw.contains("InvalidToken")
+    {
+        Some("access refused: check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and their permissions")
+    } else if raw.contains("No space left") || raw.contains("StorageFull") {
+        Some("no space left on the device")
+    } else if let Some(cause) = io_found {
+        Some(cause)
+    } else if chain.contains("Permission denied") {
+        Some("permission denied")
+    } else if not_found || chain.contains("Unable to canonicalize") {
+        Some("not found")
+    } else if chain.contains("error sending request") || chain.contains("Connection refused") {
+        Some("cannot reach the object store (check AWS_ENDPOINT_URL and the network)")
+    } else {
+        None
+    };
+    match cause {
+        Some(cause) => format!("{cause} ({chain})"),
+        None => chain,
+    }
+}
+
+fn io_cause(e: &std::io::Error) -> Option<&'static str> {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull => Some("no space left on the device"),
+        std::io::ErrorKind::PermissionDenied => Some("permission denied"),
+        std::io::ErrorKind::NotFound => Some("not found"),
+        std::io::ErrorKind::NotADirectory => Some("a file is in the way of the folder"),
+        std::io::ErrorKind::ReadOnlyFilesystem => Some("read-only file system"),
+        _ => None,
+    }
+}
+
+/// An I/O error with its cause first.
+pub fn describe_io_error(e: &std::io::Error) -> String {
+    match io_cause(e) {
+        Some(cause) => format!("{cause} ({e})"),
+        None => e.to_string(),
+    }
 }
 
 /// Result type of this module.
@@ -165,6 +249,13 @@ impl Location {
                 location: location.to_string(),
                 source,
             })?;
+        } else if !path.is_dir() {
+            let reason = if path.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            };
+            return Err(bad(reason.into()));
         }
         let store =
             LocalFileSystem::new_with_prefix(&path).map_err(|source| StorageError::Store {
@@ -263,6 +354,34 @@ impl Location {
         Ok(())
     }
 
+    /// Deletes an object (a missing one is no error).
+    pub async fn delete(&self, name: &str) -> Result<()> {
+        match self.store.delete(&self.object(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.store_err(name)(e)),
+        }
+    }
+
+    /// Starts writing the rows of table `T` as `<location>/<T::NAME>.parquet`, a batch at a time
+    /// ([`TableWriter`]): the same bytes as [`Location::write_table`] with the same rows.
+    pub fn table_writer<T: Table>(&self) -> Result<TableWriter<T>> {
+        let name = T::file_name();
+        let location = self.display_child(&name);
+        let sink = HashingSink::new(BufWriter::new(Arc::clone(&self.store), self.object(&name)));
+        let writer =
+            AsyncArrowWriter::try_new(sink, T::schema(), Some(writer_properties(Vec::new())))
+                .map_err(|source| StorageError::Parquet {
+                    location: location.clone(),
+                    source,
+                })?;
+        Ok(TableWriter {
+            writer: Some(writer),
+            buffer: Vec::new(),
+            rows: 0,
+            location,
+        })
+    }
+
     /// Lists every object below this location, as names relative to it, sorted.
     pub async fn list(&self) -> Result<Vec<String>> {
         let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
@@ -314,34 +433,25 @@ impl Location {
             location: location.clone(),
             source,
         };
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(DEFAULT_ROW_GROUP_ROWS))
-            .set_key_value_metadata((!metadata.is_empty()).then(|| {
-                metadata
-                    .into_iter()
-                    .map(|(k, v)| parquet::file::metadata::KeyValue::new(k, v))
-                    .collect()
-            }))
-            .build();
-        let mut sink = BufWriter::new(Arc::clone(&self.store), self.object(name));
-        let written = async {
-            let mut writer =
-                AsyncArrowWriter::try_new(&mut sink, schema, Some(props)).map_err(pq)?;
-            for batch in batches {
-                writer.write(batch).await.map_err(pq)?;
+        let props = writer_properties(metadata);
+        let sink = HashingSink::new(BufWriter::new(Arc::clone(&self.store), self.object(name)));
+        let mut writer = AsyncArrowWriter::try_new(sink, schema, Some(props)).map_err(pq)?;
+        let mut written = Ok(());
+        for batch in batches {
+            if let Err(e) = writer.write(batch).await {
+                written = Err(pq(e));
+                break;
             }
-            writer.close().await.map_err(pq)?;
-            Ok::<_, StorageError>(())
         }
-        .await;
-        // `close` completes the upload (it shuts the BufWriter down), publishing the object.
-        if let Err(e) = written {
+        // `finish` completes the upload (it shuts the BufWriter down), publishing the object.
+        if written.is_ok() {
+            written = writer.finish().await.map(|_| ()).map_err(pq);
+        }
+        if written.is_err() {
             // Nothing was published: drop the staged upload and report the first error.
-            let _ = sink.abort().await;
-            return Err(e);
+            writer.into_inner().abort().await;
         }
-        Ok(())
+        written
     }
 
     /// Writes the rows of table `T` as `<location>/<T::NAME>.parquet`, whole or not at all.
@@ -437,6 +547,164 @@ impl Location {
     /// (names, types and nullability, in order).
     pub async fn read_parquet(&self, name: &str, expected: &SchemaRef) -> Result<Vec<RecordBatch>> {
         self.read_row_groups(name, expected, None).await
+    }
+}
+
+/// The fixed writer properties of every Parquet file we write.
+fn writer_properties(metadata: Vec<(String, String)>) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(DEFAULT_ROW_GROUP_ROWS))
+        .set_key_value_metadata((!metadata.is_empty()).then(|| {
+            metadata
+                .into_iter()
+                .map(|(k, v)| parquet::file::metadata::KeyValue::new(k, v))
+                .collect()
+        }))
+        .build()
+}
+
+/// The upload of one file, hashing what goes through it. It knows whether its shutdown began:
+/// object_store's `BufWriter` panics ("Already shut down") when aborted after that, so a failed
+/// shutdown (nothing published) is not aborted.
+struct HashingSink {
+    sink: BufWriter,
+    hasher: sha2::Sha256,
+    bytes: u64,
+    shutting_down: bool,
+}
+
+impl HashingSink {
+    fn new(sink: BufWriter) -> Self {
+        Self {
+            sink,
+            hasher: sha2::Sha256::default(),
+            bytes: 0,
+            shutting_down: false,
+        }
+    }
+
+    /// Drops a staged upload (once, never after the shutdown began).
+    async fn abort(&mut self) {
+        if !self.shutting_down {
+            self.shutting_down = true;
+            let _ = self.sink.abort().await;
+        }
+    }
+}
+
+impl parquet::arrow::async_writer::AsyncFileWriter for HashingSink {
+    fn write(&mut self, bs: Bytes) -> BoxFuture<'_, parquet::errors::Result<()>> {
+        use sha2::Digest;
+        use tokio::io::AsyncWriteExt;
+        self.hasher.update(&bs);
+        self.bytes += bs.len() as u64;
+        async move {
+            self.sink.write_all(&bs).await?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn complete(&mut self) -> BoxFuture<'_, parquet::errors::Result<()>> {
+        use tokio::io::AsyncWriteExt;
+        self.shutting_down = true;
+        async move {
+            self.sink.flush().await?;
+            self.sink.shutdown().await?;
+            Ok(())
+        }
+        .boxed()
+    }
+}
+
+/// What [`TableWriter::finish`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// sha256 of the file, hex.
+    pub sha256: String,
+    /// Rows.
+    pub rows: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A Parquet table written a batch of rows at a time, whole or not at all: rows are buffered
+/// into [`DEFAULT_ROW_GROUP_ROWS`]-row batches (so the file is the same as
+/// [`Location::write_table`]'s for the same rows, and memory holds at most one such batch and
+/// the row group being encoded), and the file appears under its name only when
+/// [`TableWriter::finish`] completes.
+pub struct TableWriter<T: Table> {
+    writer: Option<AsyncArrowWriter<HashingSink>>,
+    buffer: Vec<T>,
+    rows: u64,
+    location: String,
+}
+
+impl<T: Table> TableWriter<T> {
+    fn parquet_error(&self, source: parquet::errors::ParquetError) -> StorageError {
+        StorageError::Parquet {
+            location: self.location.clone(),
+            source,
+        }
+    }
+
+    async fn write_buffer(&mut self) -> Result<()> {
+        let batch = T::to_batch(&self.buffer);
+        self.buffer.clear();
+        let Some(writer) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        if let Err(e) = writer.write(&batch).await {
+            let e = self.parquet_error(e);
+            self.abort().await;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Appends rows.
+    pub async fn push(&mut self, rows: Vec<T>) -> Result<()> {
+        self.rows += rows.len() as u64;
+        for row in rows {
+            self.buffer.push(row);
+            if self.buffer.len() == DEFAULT_ROW_GROUP_ROWS {
+                self.write_buffer().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the last rows and publishes the file under its name.
+    pub async fn finish(mut self) -> Result<Written> {
+        if !self.buffer.is_empty() {
+            self.write_buffer().await?;
+        }
+        let Some(mut writer) = self.writer.take() else {
+            return Err(StorageError::Schema {
+                location: self.location.clone(),
+                reason: "the writer was aborted".into(),
+            });
+        };
+        if let Err(e) = writer.finish().await {
+            writer.into_inner().abort().await;
+            return Err(self.parquet_error(e));
+        }
+        let sink = writer.into_inner();
+        use sha2::Digest;
+        let hash = sink.hasher.finalize();
+        Ok(Written {
+            sha256: hash.iter().map(|b| format!("{b:02x}")).collect(),
+            rows: self.rows,
+            bytes: sink.bytes,
+        })
+    }
+
+    /// Drops the staged upload: nothing appears under the file's name.
+    pub async fn abort(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.into_inner().abort().await;
+        }
     }
 }
 

@@ -14,9 +14,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::background::{self, Background, BackgroundError};
+pub use crate::cluster::Cluster;
+use crate::corpus::{stream_shard, CorpusError};
 use crate::progress::Stage;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Pair, Segment, Table, Term};
+use crate::tables::{Pair, Segment, Term};
 
 use dataflow::Gathered;
 
@@ -29,9 +31,12 @@ pub enum StatsError {
     /// The background could not be loaded.
     #[error(transparent)]
     Background(#[from] BackgroundError),
-    /// The corpus has no segments table.
-    #[error("{0}: no segments*.parquet in this corpus (make one with `epimine import`)")]
-    NoSegments(String),
+    /// The corpus could not be read.
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    /// The cluster layout is invalid.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     /// Timely could not start or a worker panicked.
     #[error("dataflow: {0}")]
     Timely(String),
@@ -41,84 +46,6 @@ pub enum StatsError {
     /// Two strings share a 64-bit id.
     #[error("hash collision between `{0}` and `{1}`; please report it")]
     Collision(String, String),
-}
-
-/// How the timely workers are laid out (the usual timely flags; a job's `[cluster]` section).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Cluster {
-    /// Worker threads per process (`-w`).
-    pub workers: usize,
-    /// Processes (`-n`).
-    pub processes: usize,
-    /// This process's index (`-p`).
-    pub process: usize,
-    /// File of `host:port` lines, one per process (`-h`); default `localhost:2101+i`.
-    pub hostfile: Option<String>,
-}
-
-impl Default for Cluster {
-    fn default() -> Self {
-        Self {
-            workers: 1,
-            processes: 1,
-            process: 0,
-            hostfile: None,
-        }
-    }
-}
-
-impl Cluster {
-    /// The timely configuration.
-    pub fn timely_config(&self) -> Result<timely::Config, StatsError> {
-        use timely::CommunicationConfig;
-        let communication = if self.processes > 1 {
-            let addresses = match &self.hostfile {
-                Some(file) => {
-                    let text = std::fs::read_to_string(file)
-                        .map_err(|e| StatsError::Timely(format!("hostfile {file}: {e}")))?;
-                    let hosts: Vec<String> = text
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_string)
-                        .collect();
-                    if hosts.len() < self.processes {
-                        return Err(StatsError::Timely(format!(
-                            "hostfile {file} names {} hosts for {} processes",
-                            hosts.len(),
-                            self.processes
-                        )));
-                    }
-                    hosts
-                }
-                None => (0..self.processes)
-                    .map(|i| format!("localhost:{}", 2101 + i))
-                    .collect(),
-            };
-            if self.process >= self.processes {
-                return Err(StatsError::Timely(format!(
-                    "process index {} out of range for {} processes",
-                    self.process, self.processes
-                )));
-            }
-            CommunicationConfig::Cluster {
-                threads: self.workers.max(1),
-                process: self.process,
-                addresses,
-                report: false,
-                zerocopy: false,
-            }
-        } else if self.workers > 1 {
-            CommunicationConfig::Process(self.workers)
-        } else {
-            CommunicationConfig::Thread
-        };
-        Ok(timely::Config {
-            communication,
-            worker: timely::WorkerConfig::default(),
-        })
-    }
 }
 
 /// One round of input: a corpus whose segments are added (+1) or retracted (−1).
@@ -139,86 +66,6 @@ pub struct StatsOutput {
     pub pairs: Vec<Pair>,
 }
 
-/// The segments files of a corpus and their row-group counts, in name order.
-async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, StatsError> {
-    let mut files = Vec::new();
-    for name in corpus.list().await? {
-        if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
-            let (groups, _) = corpus.parquet_layout(&name).await?;
-            files.push((name, groups));
-        }
-    }
-    if files.is_empty() {
-        return Err(StatsError::NoSegments(corpus.display().to_string()));
-    }
-    Ok(files)
-}
-
-/// The row groups of a corpus that worker `index` (of `peers`) reads: (file, row group).
-async fn my_row_groups(
-    corpus: &Location,
-    index: usize,
-    peers: usize,
-) -> Result<Vec<(String, usize)>, StatsError> {
-    let mut mine = Vec::new();
-    let mut unit = 0;
-    for (name, groups) in segment_files(corpus).await? {
-        mine.extend(
-            (0..groups)
-                .filter(|g| keys::owner(unit + g, peers) == index)
-                .map(|g| (name.clone(), g)),
-        );
-        unit += groups;
-    }
-    Ok(mine)
-}
-
-/// Reads one row group of a segments file.
-async fn read_row_group(
-    corpus: &Location,
-    name: &str,
-    group: usize,
-) -> Result<Vec<Segment>, StatsError> {
-    let batches = corpus
-        .read_row_groups(name, &Segment::schema(), Some(vec![group]))
-        .await?;
-    Ok(
-        Segment::from_batches(&batches).map_err(|source| StorageError::Table {
-            location: corpus.display_child(name),
-            source,
-        })?,
-    )
-}
-
-/// Reads worker `index`'s share (of `peers`) of a corpus's row groups.
-pub async fn read_segment_shard(
-    corpus: &Location,
-    index: usize,
-    peers: usize,
-) -> Result<Vec<Segment>, StatsError> {
-    let mut segments: Vec<Segment> = Vec::new();
-    for (name, group) in my_row_groups(corpus, index, peers).await? {
-        segments.extend(read_row_group(corpus, &name, group).await?);
-    }
-    Ok(segments)
-}
-
-/// Hands this worker's row groups of a corpus to `feed`, one row group at a time, so that the
-/// input never sits in memory whole.
-fn stream_shard(
-    runtime: &tokio::runtime::Runtime,
-    corpus: &str,
-    index: usize,
-    peers: usize,
-    feed: &mut dyn FnMut(&[Segment]),
-) -> Result<(), StatsError> {
-    let corpus = Location::parse(corpus, false)?;
-    for (name, group) in runtime.block_on(my_row_groups(&corpus, index, peers))? {
-        feed(&runtime.block_on(read_row_group(&corpus, &name, group))?);
-    }
-    Ok(())
-}
-
 /// Runs the statistics dataflow over `rounds` with `background` on the cluster layout `cluster`.
 /// Returns the results in the process that hosts worker 0, `None` in the others.
 pub fn compute(
@@ -226,12 +73,11 @@ pub fn compute(
     background: &Background,
     cluster: &Cluster,
 ) -> Result<Option<StatsOutput>, StatsError> {
-    let config = cluster.timely_config()?;
     let rounds = Arc::new(rounds.to_vec());
     let background = Arc::new(background.clone());
     let errors: Arc<Mutex<Vec<StatsError>>> = Arc::new(Mutex::new(Vec::new()));
     let worker_errors = Arc::clone(&errors);
-    let guards = timely::execute(config, move |worker| {
+    let results = crate::cluster::execute(cluster, move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -251,7 +97,7 @@ pub fn compute(
                 Ok(()) => true,
                 Err(e) => {
                     tracing::error!(worker = index, "{e}");
-                    worker_errors.lock().expect("error list").push(e);
+                    worker_errors.lock().expect("error list").push(e.into());
                     false
                 }
             }
@@ -264,16 +110,8 @@ pub fn compute(
             "dataflow done"
         );
         gathered
-    })
-    .map_err(StatsError::Timely)?;
-    let mut gathered: Option<Gathered> = None;
-    for result in guards.join() {
-        match result {
-            Ok(Some(g)) => gathered = Some(g),
-            Ok(None) => {}
-            Err(e) => return Err(StatsError::Timely(e)),
-        }
-    }
+    })?;
+    let gathered: Option<Gathered> = results.into_iter().flatten().next();
     if let Some(e) = errors.lock().expect("error list").drain(..).next() {
         return Err(e);
     }

@@ -1,0 +1,226 @@
+//! The timely layout of a job: worker threads, processes and their addresses (the usual timely
+//! flags `-w -n -p -h`, or a job's `[cluster]` section), and [`execute`], which runs a timely
+//! computation on it with bounded waits for the other processes: a process that never connects
+//! ends the run after `startup_timeout` seconds, and one that dies while running (its connection
+//! closes) ends it as soon as timely notices, each with an error naming the process.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// A cluster layout that timely cannot use.
+#[derive(Debug, thiserror::Error)]
+#[error("cluster: {0}")]
+pub struct ClusterError(pub String);
+
+/// How the timely workers are laid out (the usual timely flags; a job's `[cluster]` section).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cluster {
+    /// Worker threads per process (`-w`).
+    pub workers: usize,
+    /// Processes (`-n`).
+    pub processes: usize,
+    /// This process's index (`-p`).
+    pub process: usize,
+    /// File of `host:port` lines, one per process (`-h`); default `localhost:2101+i`.
+    pub hostfile: Option<String>,
+    /// Seconds to wait for every other process to connect before giving up (several
+    /// processes only).
+    pub startup_timeout: u64,
+}
+
+/// The default [`Cluster::startup_timeout`]: five minutes.
+pub const DEFAULT_STARTUP_TIMEOUT: u64 = 300;
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            hostfile: None,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        }
+    }
+}
+
+impl Cluster {
+    /// The address of every process (several processes only).
+    pub fn addresses(&self) -> Result<Vec<String>, ClusterError> {
+        Ok(match &self.hostfile {
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| ClusterError(format!("hostfile {file}: {e}")))?;
+                let hosts: Vec<String> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if hosts.len() < self.processes {
+                    return Err(ClusterError(format!(
+                        "hostfile {file} names {} hosts for {} processes",
+                        hosts.len(),
+                        self.processes
+                    )));
+                }
+                hosts
+            }
+            None => (0..self.processes)
+                .map(|i| format!("localhost:{}", 2101 + i))
+                .collect(),
+        })
+    }
+
+    /// The timely configuration.
+    pub fn timely_config(&self) -> Result<timely::Config, ClusterError> {
+        use timely::CommunicationConfig;
+        let communication = if self.processes > 1 {
+            let addresses = self.addresses()?;
+            if self.process >= self.processes {
+                return Err(ClusterError(format!(
+                    "process index {} out of range for {} processes",
+                    self.process, self.processes
+                )));
+            }
+            CommunicationConfig::Cluster {
+                threads: self.workers.max(1),
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            }
+        } else if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        Ok(timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        })
+    }
+}
+
+/// The process whose connection was lost (from the panic of a timely network thread), and what
+/// timely said.
+static LOST: Mutex<Option<(usize, String)>> = Mutex::new(None);
+
+fn lost() -> Option<(usize, String)> {
+    LOST.lock().map(|l| l.clone()).unwrap_or(None)
+}
+
+/// Installs (once) a panic hook that turns the panics timely's network threads raise when a
+/// peer's connection closes (and the panics they cascade into on the worker threads) into one
+/// recorded fact, [`LOST`], instead of a screen of backtraces; every other panic goes to the
+/// previous hook.
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let thread = std::thread::current().name().unwrap_or("").to_string();
+            let payload = info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let peer = thread
+                .strip_prefix("timely:recv-")
+                .or_else(|| thread.strip_prefix("timely:send-"))
+                .and_then(|i| i.parse::<usize>().ok());
+            if let (Some(peer), true) = (peer, payload.contains("timely communication error")) {
+                if let Ok(mut lost) = LOST.lock() {
+                    lost.get_or_insert((peer, payload));
+                }
+                return;
+            }
+            let cascade = payload.contains("MergeQueue poisoned")
+                || payload.contains("Send thread panic")
+                || payload.contains("Recv thread panic");
+            if lost().is_some() && (cascade || thread.starts_with("timely:")) {
+                return;
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// Runs `f` on every worker of `cluster` (as `timely::execute`) and returns each local worker's
+/// result. With several processes, waits at most `startup_timeout` seconds for the others to
+/// connect (then the process exits with code 1, since timely's connection loop cannot be
+/// interrupted, after an error naming the processes it waited for), and turns a lost peer
+/// into an error naming it.
+pub fn execute<T, F>(cluster: &Cluster, f: F) -> Result<Vec<Option<T>>, ClusterError>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
+{
+    let config = cluster.timely_config()?;
+    install_panic_hook();
+    let started = Arc::new(AtomicBool::new(false));
+    if cluster.processes > 1 {
+        let started = Arc::clone(&started);
+        let addresses = cluster.addresses()?;
+        let (me, n) = (cluster.process, cluster.processes);
+        let timeout = Duration::from_secs(cluster.startup_timeout);
+        std::thread::spawn(move || {
+            let begun = Instant::now();
+            while !started.load(Ordering::SeqCst) {
+                if begun.elapsed() >= timeout {
+                    let others: Vec<String> = (0..n)
+                        .filter(|&p| p != me)
+                        .map(|p| format!("process {p} ({})", addresses[p]))
+                        .collect();
+                    eprintln!(
+                        "error: process {me} of {n}: not every other process connected within {} s; waited for {}. Start every process with the same -n and hostfile (cluster.startup_timeout sets the wait)",
+                        timeout.as_secs(),
+                        others.join(", ")
+                    );
+                    std::process::exit(1);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+    }
+    let lost_error = |(peer, what): (usize, String)| {
+        let address = cluster
+            .addresses()
+            .ok()
+            .and_then(|a| a.get(peer).cloned())
+            .unwrap_or_default();
+        ClusterError(format!(
+            "lost process {peer} ({address}): {}; the checkpoints written so far are kept: start every process again to resume",
+            what.trim_start_matches("timely communication error: ")
+        ))
+    };
+    let flag = Arc::clone(&started);
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let guards = timely::execute(config, move |worker| {
+            flag.store(true, Ordering::SeqCst);
+            f(worker)
+        })?;
+        Ok::<_, String>(guards.join())
+    }));
+    started.store(true, Ordering::SeqCst);
+    let results = match joined {
+        Ok(Ok(results)) => results,
+        Ok(Err(e)) => return Err(lost().map_or(ClusterError(e), lost_error)),
+        Err(_) => {
+            return Err(lost().map_or_else(
+                || ClusterError("a timely thread panicked".into()),
+                lost_error,
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for r in results {
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => return Err(lost().map_or(ClusterError(e), lost_error)),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,171 @@
+//! The commit of a run's `--out`: checked before any work (a probe object written and removed;
+//! files of no run of ours refused unless `--overwrite`), un-committed when a run starts
+//! (`run.json` removed), and committed last: the final tables are streamed from the checkpoints
+//! to their names, then `run.json`, which lists every file with its sha256 and row count, is
+//! written. A reader ([`verify`], `epimine eval`) trusts an `--out` only when `run.json` is there
+//! and every file it lists matches.
+
+use sha2::{Digest, Sha256};
+
+use super::report::TableEntry;
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+
+/// The file that marks a committed run.
+pub const MANIFEST: &str = "run.json";
+
+/// The resolved job, next to the outputs.
+pub const JOB_FILE: &str = "job.toml";
+
+const PROBE_PREFIX: &str = ".epimine-probe-";
+
+/// Why an `--out` cannot be read as one whole run.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// Reading failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The run never committed.
+    #[error("{0}: no run.json, so this is not a finished run (it was interrupted, is still running, or failed); run `epimine run` again to finish it")]
+    Uncommitted(String),
+    /// `run.json` is not one of ours, or of an older format.
+    #[error("{location}: {reason}; run `epimine run` again to rewrite it")]
+    Unreadable {
+        /// `run.json`.
+        location: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file does not match `run.json`.
+    #[error("{location} does not match run.json ({reason}): the folder mixes files of different runs; run `epimine run` again")]
+    Mismatch {
+        /// The file.
+        location: String,
+        /// What differs.
+        reason: String,
+    },
+}
+
+/// The file names a run of ours writes in `--out` (anything under `_checkpoints/` too).
+pub fn is_ours(name: &str) -> bool {
+    let tables = [
+        Episode::file_name(),
+        Assignment::file_name(),
+        FragmentRow::file_name(),
+        Term::file_name(),
+        Pair::file_name(),
+    ];
+    name == MANIFEST
+        || name == JOB_FILE
+        || tables.iter().any(|t| t == name)
+        || name.starts_with(&format!("{}/", super::checkpoint::DIR))
+        || name.starts_with(PROBE_PREFIX)
+}
+
+/// Checks before any work that `--out` can be written (a probe object written and deleted) and
+/// that it holds no files of anything but a run of ours (unless `overwrite`).
+pub async fn check_out(out: &Location, process: usize, overwrite: bool) -> Result<(), String> {
+    let probe = format!("{PROBE_PREFIX}{process}");
+    out.put(&probe, bytes::Bytes::from_static(b"probe"))
+        .await
+        .map_err(|e| format!("cannot write there: {e}"))?;
+    out.delete(&probe)
+        .await
+        .map_err(|e| format!("cannot delete there: {e}"))?;
+    if overwrite {
+        return Ok(());
+    }
+    let names = out
+        .list()
+        .await
+        .map_err(|e| format!("cannot list it: {e}"))?;
+    let foreign: Vec<&String> = names.iter().filter(|n| !is_ours(n)).collect();
+    if let Some(first) = foreign.first() {
+        return Err(format!(
+            "it holds {} file(s) that no epimine run wrote (e.g. `{first}`); choose another --out, or pass --overwrite to write there anyway",
+            foreign.len()
+        ));
+    }
+    Ok(())
+}
+
+/// sha256 of bytes, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verified {
+    /// A committed run: every file `run.json` lists matches.
+    Committed(Vec<TableEntry>),
+    /// No `run.json`, and nothing else of `epimine run` either (no `job.toml`, no checkpoints):
+    /// tables written by another command, e.g. `epimine baseline kmeans`.
+    NotARun,
+}
+
+/// Checks that `run` holds one whole committed run: `run.json` there, of this format, and every
+/// file it lists present with its sha256.
+pub async fn verify(run: &Location) -> Result<Verified, CommitError> {
+    if !run.exists(MANIFEST).await? {
+        let names = run.list().await?;
+        let started = names
+            .iter()
+            .any(|n| n == JOB_FILE || n.starts_with(&format!("{}/", super::checkpoint::DIR)));
+        if started {
+            return Err(CommitError::Uncommitted(run.display().to_string()));
+        }
+        return Ok(Verified::NotARun);
+    }
+    let location = run.display_child(MANIFEST);
+    let unreadable = |reason: String| CommitError::Unreadable {
+        location: location.clone(),
+        reason,
+    };
+    let json: serde_json::Value = serde_json::from_slice(&run.get(MANIFEST).await?)
+        .map_err(|e| unreadable(format!("not JSON: {e}")))?;
+    match json.get("format").and_then(|f| f.as_u64()) {
+        Some(f) if f == u64::from(super::checkpoint::FORMAT) => {}
+        Some(f) => {
+            return Err(unreadable(format!(
+                "output format {f}, this epimine reads {}",
+                super::checkpoint::FORMAT
+            )))
+        }
+        None => {
+            return Err(unreadable(
+                "written by an older epimine (no format, no list of tables)".into(),
+            ))
+        }
+    }
+    let tables: Vec<TableEntry> = json
+        .get("tables")
+        .cloned()
+        .ok_or_else(|| unreadable("no list of tables".into()))
+        .and_then(|t| serde_json::from_value(t).map_err(|e| unreadable(e.to_string())))?;
+    for t in &tables {
+        let file = run.display_child(&t.name);
+        let mismatch = |reason: String| CommitError::Mismatch {
+            location: file.clone(),
+            reason,
+        };
+        if !run.exists(&t.name).await? {
+            return Err(mismatch("missing".into()));
+        }
+        let bytes = run.get(&t.name).await?;
+        if bytes.len() as u64 != t.bytes {
+            return Err(mismatch(format!(
+                "{} bytes, run.json says {}",
+                bytes.len(),
+                t.bytes
+            )));
+        }
+        if sha256_hex(&bytes) != t.sha256 {
+            return Err(mismatch("another sha256".into()));
+        }
+    }
+    Ok(Verified::Committed(tables))
+}

@@ -1,0 +1,119 @@
+//! What the workers of a run send each other, and to whom.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::report::{EventStatus, LlmReport, StageTime};
+use super::units::EncodedUnit;
+use crate::llm;
+use crate::tables::{Assignment, Episode, FragmentRow, Pair, Term};
+
+/// One trial's LLM answer for an event (the error as text).
+pub(super) type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
+
+/// A message to the worker that owns a key event ([`keys::event_owners`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) enum ToOwner {
+    /// One of the event's encoding units.
+    Unit(String, EncodedUnit),
+    /// The event's terms from the statistics dataflow.
+    Terms(String, Vec<Term>),
+    /// The LLM's answers for the event, by trial.
+    Answers(String, Vec<TrialAnswer>),
+}
+
+impl ToOwner {
+    fn key_event(&self) -> &str {
+        match self {
+            ToOwner::Unit(e, _) | ToOwner::Terms(e, _) | ToOwner::Answers(e, _) => e,
+        }
+    }
+}
+
+/// An owner's report on one event, sent to worker 0.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct EventReport {
+    pub(super) status: EventStatus,
+    pub(super) outputs: Outputs,
+    /// The LLM's input (each kept cluster's most salient segments), when the event waits for it.
+    pub(super) prompt: Option<Vec<Vec<String>>>,
+}
+
+/// What worker 0 gathers.
+pub(super) struct Gathered {
+    pub(super) reports: BTreeMap<String, EventReport>,
+    pub(super) stages: Vec<StageTime>,
+    pub(super) llm: Option<LlmReport>,
+    /// Waves the events to compute went in.
+    pub(super) waves: usize,
+}
+
+/// Sends `items` to the workers `route` names (all workers call it with their own items) and
+/// returns what this worker received: one small timely dataflow of input, exchange and capture.
+pub(super) fn shuffle<D>(
+    worker: &mut timely::worker::Worker,
+    items: Vec<D>,
+    route: impl Fn(&D) -> u64 + 'static,
+) -> Vec<D>
+where
+    D: timely::ExchangeData + Clone,
+{
+    use timely::dataflow::operators::{Exchange, Input, Inspect, Probe};
+    let received: Rc<RefCell<Vec<D>>> = Rc::default();
+    let sink = Rc::clone(&received);
+    let mut input = timely::dataflow::InputHandle::new();
+    let probe = worker.dataflow::<u32, _, _>(|scope| {
+        scope
+            .input_from(&mut input)
+            .container::<Vec<D>>()
+            .exchange(move |d| route(d))
+            .inspect(move |d| sink.borrow_mut().push(d.clone()))
+            .probe()
+            .0
+    });
+    for item in items {
+        input.send(item);
+    }
+    drop(input);
+    while !probe.done() {
+        worker.step_or_park(None);
+    }
+    received.take()
+}
+
+/// Routes by the owners map (an event it lacks, e.g. terms of an event without segments, goes
+/// to worker 0).
+pub(super) fn router(owners: &Arc<BTreeMap<String, usize>>) -> impl Fn(&ToOwner) -> u64 + 'static {
+    let owners = Arc::clone(owners);
+    move |m| owners.get(m.key_event()).copied().unwrap_or(0) as u64
+}
+
+/// Everything a run writes, of one event or gathered over events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Outputs {
+    /// `episodes` rows.
+    pub episodes: Vec<Episode>,
+    /// `assignments` rows.
+    pub assignments: Vec<Assignment>,
+    /// `fragments` rows.
+    pub fragments: Vec<FragmentRow>,
+    /// `terms` rows.
+    pub terms: Vec<Term>,
+    /// `pairs` rows.
+    pub pairs: Vec<Pair>,
+}
+
+impl Outputs {
+    /// Appends another event's rows.
+    pub fn extend(&mut self, other: Outputs) {
+        self.episodes.extend(other.episodes);
+        self.assignments.extend(other.assignments);
+        self.fragments.extend(other.fragments);
+        self.terms.extend(other.terms);
+        self.pairs.extend(other.pairs);
+    }
+}

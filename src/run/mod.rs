@@ -1,0 +1,480 @@
+//! `epimine run`: from a corpus of many key events to Parquet episodes in one command.
+//!
+//! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes,
+//! `crate::stats`); then the per-event computation on every worker of every process
+//! ([`event`]): each event's owner fingerprints it and reuses its checkpoint when the
+//! fingerprint matches; the other events, in waves, are encoded by units ([`units`]) on any
+//! worker, and their owners run §3–§6 (the LLM round trip from worker 0: [`llm`]) and write each event's
+//! checkpoint ([`checkpoint`]) as soon as it is done. Then the commit ([`commit`]): process 0
+//! streams the final tables from the checkpoints, one event at a time, to their names, and
+//! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
+//! send each other is in [`exchange`], the encoder cache in `cache`, `run.json` and the errors in
+//! [`report`].
+//!
+//! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
+//! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
+//! checkpoints in `_checkpoints/`.
+
+mod cache;
+pub mod checkpoint;
+pub mod commit;
+mod event;
+mod exchange;
+mod llm;
+mod report;
+mod units;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub use exchange::Outputs;
+pub use report::*;
+
+use crate::background;
+use crate::encoder;
+use crate::job::Job;
+use crate::llm as llm_api;
+use crate::progress::Stage;
+use crate::stats::{self, Round};
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use exchange::Gathered;
+
+/// How a run treats what is already in `--out` (not part of the job: it does not change
+/// results).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Ignore the checkpoints: compute every event.
+    pub fresh: bool,
+    /// Write into an `--out` that holds files of something else.
+    pub overwrite: bool,
+}
+
+/// Test hook (`EPIMINE_FAULT=point` or `point:n`): the process kills itself with SIGKILL when it
+/// reaches `point` for the n-th time (default the first): `statistics`, `encoding` (worker 0),
+/// `checkpoint` (after the n-th checkpoint this process wrote), `assembly` (after the n-th
+/// final table is in place). For the resume tests; never set it otherwise.
+pub(crate) fn fault(point: &str, n: usize) {
+    let Ok(spec) = std::env::var("EPIMINE_FAULT") else {
+        return;
+    };
+    let (name, at) = match spec.split_once(':') {
+        Some((name, at)) => (name, at.parse().unwrap_or(1)),
+        None => (spec.as_str(), 1),
+    };
+    if name == point && at == n {
+        tracing::warn!("EPIMINE_FAULT={spec}: killing this process");
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &std::process::id().to_string()])
+            .status();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        std::process::abort();
+    }
+}
+
+/// Finds the model folder: a directory as given, else a name in the model cache (the default
+/// model is fetched when missing).
+pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
+    let as_dir = Path::new(model);
+    if encoder::fetch::is_complete(as_dir) {
+        return Ok(as_dir.to_path_buf());
+    }
+    let cache = encoder::fetch::model_cache(None).map_err(|e| RunError::Model(e.to_string()))?;
+    let named = cache.join(model);
+    if encoder::fetch::is_complete(&named) {
+        return Ok(named);
+    }
+    if model == crate::job::DEFAULT_MODEL {
+        let stage = Stage::start("fetching the default model");
+        let (dir, _) =
+            encoder::fetch::fetch_default_model(&cache, &encoder::fetch::Sources::from_env())
+                .await
+                .map_err(|e| RunError::Model(e.to_string()))?;
+        stage.finish(&dir.display().to_string());
+        return Ok(dir);
+    }
+    Err(RunError::Model(format!(
+        "`{model}` is neither a model folder (config.json, model.safetensors, tokenizer.json) nor a model in {}",
+        cache.display()
+    )))
+}
+
+fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
+    use sha2::{Digest, Sha256};
+    let mut out = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_file() {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    let hash = Sha256::digest(&bytes);
+                    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+                    out.insert(e.file_name().to_string_lossy().into_owned(), hex);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the distributed part of a run gathered (process 0).
+struct Distributed {
+    gathered: Gathered,
+    model_dir: PathBuf,
+    model_files: BTreeMap<String, String>,
+    stages: Vec<StageTime>,
+}
+
+/// What every worker of the per-event stages shares.
+pub(super) struct Shared {
+    job: Job,
+    model_dir: PathBuf,
+    model_hash: String,
+    /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
+    settings: String,
+    /// The statistics' terms by event (process 0; taken by worker 0).
+    terms: Mutex<Option<BTreeMap<String, Vec<Term>>>>,
+    /// Only expansion and synonym groups (`epimine stats` with vectors).
+    terms_only: bool,
+    /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
+    out: Option<Location>,
+    /// Ignore existing checkpoints.
+    fresh: bool,
+    /// Checkpoints this process wrote.
+    checkpoints_written: AtomicUsize,
+    /// The LLM client (process 0).
+    llm: Option<Arc<llm_api::Client>>,
+    /// What went wrong on some worker.
+    errors: Mutex<Vec<String>>,
+}
+
+/// Checks every input before any work: the corpus has segments, the background loads, the
+/// model is there (fetching the default one). Returns the background and the model folder.
+fn check_inputs(
+    job: &Job,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(background::Background, PathBuf), RunError> {
+    let corpus = Location::parse(&job.corpus, false)?;
+    runtime.block_on(crate::corpus::segment_files(&corpus))?;
+    let bg = runtime.block_on(background::load(&job.background))?;
+    let model_dir = runtime.block_on(resolve_model(&job.encoder.model))?;
+    Ok((bg, model_dir))
+}
+
+/// The statistics dataflow, then the per-event stages on the workers owning the events
+/// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
+/// written). `None` outside process 0.
+fn distributed(
+    job: &Job,
+    runtime: &tokio::runtime::Runtime,
+    terms_only: bool,
+    out: Option<Location>,
+    fresh: bool,
+) -> Result<Option<Distributed>, RunError> {
+    let mut stages: Vec<StageTime> = Vec::new();
+    let mut timed = |name: &str, started: Instant| {
+        stages.push(StageTime {
+            stage: name.into(),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    };
+    let writer = job.cluster.process == 0;
+
+    // The LLM's key is read before any work, by the process that will use it (worker 0's).
+    let llm_client = if job.llm.enabled() && writer && !terms_only {
+        let key = job.llm.api_key()?;
+        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
+    } else {
+        None
+    };
+
+    // Every input, then the statistics dataflow.
+    let started = Instant::now();
+    let (bg, model_dir) = check_inputs(job, runtime)?;
+    fault("statistics", 1);
+    let stage = Stage::start("statistics dataflow");
+    let output = stats::compute(
+        &[Round {
+            corpus: job.corpus.clone(),
+            sign: 1,
+        }],
+        &bg,
+        &job.cluster,
+    )?;
+    drop(bg);
+    if let Some(output) = &output {
+        stage.finish(&format!(
+            "{} terms, {} pairs",
+            output.terms.len(),
+            output.pairs.len()
+        ));
+    } else {
+        stage.finish("done");
+    }
+    timed("statistics", started);
+
+    // Every process: the model.
+    let started = Instant::now();
+    let model_files = sha256_files(&model_dir);
+    timed("load", started);
+
+    // The per-event stages on the workers that own the events.
+    let mut terms_by_event: BTreeMap<String, Vec<Term>> = BTreeMap::new();
+    for t in output.map(|o| o.terms).unwrap_or_default() {
+        terms_by_event
+            .entry(t.key_event.clone())
+            .or_default()
+            .push(t);
+    }
+    let shared = Arc::new(Shared {
+        job: job.clone(),
+        model_dir: model_dir.clone(),
+        model_hash: model_files
+            .get("model.safetensors")
+            .cloned()
+            .unwrap_or_default(),
+        settings: checkpoint::settings_digest(job, &model_files),
+        terms: Mutex::new(Some(terms_by_event)),
+        terms_only,
+        out,
+        fresh,
+        checkpoints_written: AtomicUsize::new(0),
+        llm: llm_client,
+        errors: Mutex::new(Vec::new()),
+    });
+    let worker_shared = Arc::clone(&shared);
+    let results = crate::cluster::execute(&job.cluster, move |worker| {
+        event::event_worker(worker, &worker_shared)
+    })?;
+    let gathered = results.into_iter().flatten().next();
+    if let Some(e) = shared.errors.lock().expect("error list").first() {
+        return Err(RunError::Workers(e.clone()));
+    }
+    let Some(mut gathered) = gathered else {
+        return Ok(None);
+    };
+    stages.append(&mut gathered.stages);
+    Ok(Some(Distributed {
+        gathered,
+        model_dir,
+        model_files,
+        stages,
+    }))
+}
+
+/// Runs a whole job, reusing the checkpoints in `--out` that still match. Returns `None` in
+/// processes other than the one hosting worker 0.
+pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
+    run_with(job, &RunOptions::default())
+}
+
+/// [`run`] with options.
+pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, RunError> {
+    job.validate()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Model(e.to_string()))?;
+
+    // `--out` before any work: writable, ours; un-committed while this run works.
+    let out_error = |reason: String| RunError::Out {
+        location: job.out.clone(),
+        reason,
+    };
+    let out = Location::parse(&job.out, true).map_err(|e| out_error(e.to_string()))?;
+    let process = job.cluster.process;
+    runtime
+        .block_on(commit::check_out(&out, process, options.overwrite))
+        .map_err(out_error)?;
+    let mut job_entry = None;
+    if process == 0 {
+        let text = job.to_toml().into_bytes();
+        job_entry = Some(TableEntry {
+            name: commit::JOB_FILE.into(),
+            sha256: commit::sha256_hex(&text),
+            rows: 0,
+            bytes: text.len() as u64,
+        });
+        runtime.block_on(async {
+            out.delete(commit::MANIFEST).await?;
+            out.put(commit::JOB_FILE, text.into()).await
+        })?;
+    }
+
+    let Some(Distributed {
+        gathered,
+        model_dir,
+        model_files,
+        mut stages,
+    }) = distributed(job, &runtime, false, Some(out.clone()), options.fresh)?
+    else {
+        return Ok(None);
+    };
+
+    // The commit: the final tables from the checkpoints, then run.json.
+    let started = Instant::now();
+    let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
+    let deleted = runtime.block_on(delete_stale(&out, &statuses))?;
+    let rss_before = report::reset_peak_rss();
+    let mut tables = runtime.block_on(assemble_tables(&out, &statuses))?;
+    let assembly_memory = rss_before
+        .zip(report::peak_rss())
+        .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
+            rss_before_mib,
+            peak_mib,
+        });
+    tables.extend(job_entry);
+    stages.push(StageTime {
+        stage: "write".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    let summary = CheckpointSummary {
+        computed: statuses
+            .iter()
+            .filter(|s| s.checkpoint == "computed")
+            .count(),
+        reused: statuses.iter().filter(|s| s.checkpoint == "reused").count(),
+        deleted,
+        encoded_units: statuses.iter().map(|s| u64::from(s.encoded_units)).sum(),
+        waves: gathered.waves,
+    };
+    let report = RunReport {
+        format: checkpoint::FORMAT,
+        epimine_version: env!("CARGO_PKG_VERSION"),
+        job: job.clone(),
+        model: Some(ModelInfo {
+            dir: model_dir.display().to_string(),
+            files: model_files,
+        }),
+        stages,
+        llm: gathered.llm,
+        partial: statuses.iter().any(|s| s.status != "ok"),
+        events: statuses,
+        checkpoints: summary,
+        tables,
+        assembly_memory,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| RunError::Out {
+        location: out.display_child(commit::MANIFEST),
+        reason: e.to_string(),
+    })?;
+    runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
+    Ok(Some(RunOutcome {
+        report,
+        out: out.display().to_string(),
+    }))
+}
+
+/// Deletes the checkpoints of events no longer in the corpus; returns how many.
+async fn delete_stale(out: &Location, statuses: &[EventStatus]) -> Result<usize, StorageError> {
+    let current: BTreeSet<String> = statuses
+        .iter()
+        .map(|s| checkpoint::object_name(&s.key_event))
+        .collect();
+    let mut deleted = 0;
+    for name in out.list().await? {
+        if name.starts_with(&format!("{}/", checkpoint::DIR)) && !current.contains(&name) {
+            tracing::info!("deleting {name}: its event is no longer in the corpus");
+            out.delete(&name).await?;
+            deleted += 1;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Streams the final tables from the checkpoints, one event at a time in event order, each
+/// table whole or not at all, and returns their entries for `run.json`.
+async fn assemble_tables(
+    out: &Location,
+    statuses: &[EventStatus],
+) -> Result<Vec<TableEntry>, RunError> {
+    let mut episodes = out.table_writer::<Episode>()?;
+    let mut assignments = out.table_writer::<Assignment>()?;
+    let mut fragments = out.table_writer::<FragmentRow>()?;
+    let mut terms = out.table_writer::<Term>()?;
+    let mut pairs = out.table_writer::<Pair>()?;
+    let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
+    let streamed = async {
+        for status in statuses {
+            let c = checkpoint::read(out, &status.key_event).await?;
+            let c = match c {
+                Some(c) if c.fingerprint == status.fingerprint => c,
+                found => {
+                    return Err(RunError::Out {
+                        location: out.display_child(&checkpoint::object_name(&status.key_event)),
+                        reason: format!(
+                            "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
+                            status.key_event,
+                            if found.is_some() { "another run's" } else { "missing" }
+                        ),
+                    })
+                }
+            };
+            let o = c.outputs;
+            episodes.push(o.episodes).await?;
+            assignments.push(o.assignments).await?;
+            fragments.push(o.fragments).await?;
+            terms.push(o.terms).await?;
+            pairs.push(o.pairs).await?;
+            stage.inc();
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = streamed {
+        episodes.abort().await;
+        assignments.abort().await;
+        fragments.abort().await;
+        terms.abort().await;
+        pairs.abort().await;
+        return Err(e);
+    }
+    stage.finish();
+    let mut entries = Vec::new();
+    let mut done = |name: String, w: crate::storage::Written| {
+        entries.push(TableEntry {
+            name,
+            sha256: w.sha256,
+            rows: w.rows,
+            bytes: w.bytes,
+        });
+        fault("assembly", entries.len());
+    };
+    done(Episode::file_name(), episodes.finish().await?);
+    done(Assignment::file_name(), assignments.finish().await?);
+    done(Term::file_name(), terms.finish().await?);
+    done(Pair::file_name(), pairs.finish().await?);
+    done(FragmentRow::file_name(), fragments.finish().await?);
+    Ok(entries)
+}
+
+/// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each
+/// event its word vectors (the encoder), expansion and synonym groups (§1) and the pairs in the
+/// group sense (§2); writes `terms.parquet` and `pairs.parquet` (process 0), the same tables
+/// `epimine run` writes. `None` outside process 0.
+pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Model(e.to_string()))?;
+    let Some(done) = distributed(job, &runtime, true, None, false)? else {
+        return Ok(None);
+    };
+    let mut output = stats::StatsOutput::default();
+    for (_, report) in done.gathered.reports {
+        if let Some(e) = &report.status.error {
+            tracing::warn!("{}: {e}", report.status.key_event);
+        }
+        output.terms.extend(report.outputs.terms);
+        output.pairs.extend(report.outputs.pairs);
+    }
+    let out = Location::parse(&job.out, true)?;
+    runtime.block_on(async {
+        out.write_table(&output.terms).await?;
+        out.write_table(&output.pairs).await
+    })?;
+    Ok(Some(output))
+}

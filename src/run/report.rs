@@ -1,0 +1,254 @@
+//! `run.json` and the errors that stop a run.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::background;
+use crate::encoder;
+use crate::episodes::EventCounts;
+use crate::job::Job;
+use crate::llm::{self, LlmError};
+use crate::stats::StatsError;
+use crate::storage::StorageError;
+
+/// Errors that stop a whole run (a single event's failure does not).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The statistics job failed.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    /// The background failed to load.
+    #[error(transparent)]
+    Background(#[from] background::BackgroundError),
+    /// The encoder failed to load.
+    #[error("encoder: {0}")]
+    Encoder(#[from] encoder::EncoderError),
+    /// The model could not be found or fetched.
+    #[error("model: {0}")]
+    Model(String),
+    /// The job is invalid.
+    #[error(transparent)]
+    Job(#[from] crate::job::JobError),
+    /// The LLM stage could not start (no key, no cache folder).
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// A worker of the per-event stages failed.
+    #[error("per-event stages: {0}")]
+    Workers(String),
+    /// The corpus could not be read.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
+    /// The cluster layout is invalid.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    /// `--out` cannot be used.
+    #[error("--out {location}: {reason}")]
+    Out {
+        /// The output location.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// A checkpoint needed for the final tables could not be read.
+    #[error(transparent)]
+    Checkpoint(#[from] super::checkpoint::CheckpointError),
+}
+
+/// One event's status in `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventStatus {
+    /// The key event.
+    pub key_event: String,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Segments.
+    pub segments: usize,
+    /// Stage counts (episodes and assigned segments summed over trials).
+    pub counts: EventCounts,
+    /// The LLM stage of the event, when one ran (`null` otherwise: no field is skipped, since
+    /// statuses cross workers in bincode).
+    pub llm: Option<EventLlm>,
+    /// `computed` in this run, or `reused` from its checkpoint.
+    pub checkpoint: String,
+    /// Why an existing checkpoint was not reused (`null` when reused or when there was none).
+    pub not_reused: Option<String>,
+    /// Encoding units this run encoded for the event (0 when reused; units read from the
+    /// encoder cache are not counted).
+    pub encoded_units: u32,
+    /// The fingerprint of everything the event's rows depend on.
+    pub fingerprint: String,
+}
+
+impl EventStatus {
+    /// A fresh `ok` status.
+    pub fn new(key_event: &str) -> Self {
+        Self {
+            key_event: key_event.to_string(),
+            status: "ok".into(),
+            error: None,
+            segments: 0,
+            counts: EventCounts::default(),
+            llm: None,
+            checkpoint: "computed".into(),
+            not_reused: None,
+            encoded_units: 0,
+            fingerprint: String::new(),
+        }
+    }
+}
+
+/// One file of a committed run, in `run.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableEntry {
+    /// The file name inside `--out`.
+    pub name: String,
+    /// sha256 of its bytes, hex.
+    pub sha256: String,
+    /// Rows (tables; 0 for `job.toml`).
+    pub rows: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// How many events were computed and reused, in `run.json`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckpointSummary {
+    /// Events computed in this run.
+    pub computed: usize,
+    /// Events whose checkpoint was reused.
+    pub reused: usize,
+    /// Checkpoints of events no longer in the corpus, deleted.
+    pub deleted: usize,
+    /// Encoding units encoded in this run.
+    pub encoded_units: u64,
+    /// Waves the computed events went in (each encoded, run and checkpointed before the next).
+    pub waves: usize,
+}
+
+/// One event's LLM stage in `run.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EventLlm {
+    /// Trials whose episodes came from the LLM.
+    pub trials_ok: u32,
+    /// Episodes per trial.
+    pub episodes_per_trial: Vec<usize>,
+    /// Trials that fell back to no-LLM episodes, and why.
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// A trial that fell back to no-LLM episodes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fallback {
+    /// The trial.
+    pub trial: u32,
+    /// Why.
+    pub error: String,
+}
+
+/// The LLM stage of a run in `run.json` (never the key).
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmReport {
+    /// `anthropic` or `openai`.
+    pub backend: &'static str,
+    /// The model.
+    pub model: String,
+    /// The endpoint.
+    pub url: String,
+    /// Trials per event.
+    pub trials: u32,
+    /// Requests, cache hits, retries, repairs.
+    pub usage: llm::Usage,
+    /// Event trials that fell back to no-LLM episodes.
+    pub fallbacks: usize,
+}
+
+/// A stage's wall time in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageTime {
+    /// The stage.
+    pub stage: String,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+/// The model used, in `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    /// Its folder.
+    pub dir: String,
+    /// sha256 of each of its files.
+    pub files: BTreeMap<String, String>,
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// The output format ([`super::checkpoint::FORMAT`]).
+    pub format: u32,
+    /// The crate version.
+    pub epimine_version: &'static str,
+    /// The resolved job.
+    pub job: Job,
+    /// The encoder model.
+    pub model: Option<ModelInfo>,
+    /// Wall time per stage.
+    pub stages: Vec<StageTime>,
+    /// The LLM stage, when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmReport>,
+    /// Per event.
+    pub events: Vec<EventStatus>,
+    /// Whether some event failed.
+    pub partial: bool,
+    /// Events computed and reused.
+    pub checkpoints: CheckpointSummary,
+    /// Every file of the run with its sha256 and row count: `run.json` is written last, so a
+    /// reader that finds the files matching this list reads one whole run.
+    pub tables: Vec<TableEntry>,
+    /// Resident memory of process 0 around the final assembly (Linux; `null` elsewhere).
+    pub assembly_memory: Option<AssemblyMemory>,
+}
+
+/// Resident memory around the final assembly, in MiB: when it began, and the peak while it ran
+/// (the kernel's high-water mark, reset when the assembly began).
+#[derive(Debug, Clone, Serialize)]
+pub struct AssemblyMemory {
+    /// Resident when the assembly began.
+    pub rss_before_mib: f64,
+    /// Peak resident while it ran.
+    pub peak_mib: f64,
+}
+
+/// A field of `/proc/self/status` in MiB (Linux).
+fn status_mib(field: &str) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Resets the kernel's peak-RSS mark of this process and returns the resident memory now.
+pub(super) fn reset_peak_rss() -> Option<f64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    status_mib("VmRSS:")
+}
+
+/// The peak resident memory since the last [`reset_peak_rss`].
+pub(super) fn peak_rss() -> Option<f64> {
+    status_mib("VmHWM:")
+}
+
+/// What a run produced (process 0), and whether it was partial.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// `run.json`'s content.
+    pub report: RunReport,
+    /// Where the outputs are.
+    pub out: String,
+}

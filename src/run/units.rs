@@ -1,0 +1,194 @@
+//! Encoding units: a fixed group of an event's articles ([`keys::encoding_unit`]), encoded on
+//! any worker, their word sums added in unit order on the event's owner.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::cache::{cache_path, read_cache, write_cache};
+use super::checkpoint::SegmentDigest;
+use super::exchange::{shuffle, ToOwner};
+use super::Shared;
+use crate::encoder::{DefaultBackend, Encoder, WordSum};
+use crate::stats::keys;
+use crate::tables::Segment;
+
+/// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).
+pub(super) type UnitKey = (String, u32);
+
+/// Sentence embeddings of some segments, in order, and their word table as sums.
+pub(super) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
+
+/// One encoding unit, encoded on some worker: its segments in (doc_id, seg_idx) order with their
+/// embeddings and word sums, or why encoding failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct EncodedUnit {
+    pub(super) unit: u32,
+    pub(super) segments: Vec<Segment>,
+    pub(super) encoded: Result<UnitEncoding, String>,
+    /// Whether the encoder ran for it (not read from the encoder cache).
+    pub(super) fresh: bool,
+}
+
+/// The encoding unit of a segment.
+pub(super) fn unit_of(s: &Segment) -> UnitKey {
+    (s.key_event.clone(), keys::encoding_unit(s.doc_id))
+}
+
+/// Every encoding unit's segment count and [`SegmentDigest`], known to every worker (each sends
+/// its shard's counts and digests to all).
+pub(super) fn unit_sizes(
+    worker: &mut timely::worker::Worker,
+    segments: &[Segment],
+) -> BTreeMap<UnitKey, (u64, SegmentDigest)> {
+    let peers = worker.peers();
+    let mut local: BTreeMap<UnitKey, SegmentDigest> = BTreeMap::new();
+    for s in segments {
+        local.entry(unit_of(s)).or_default().add_segment(s);
+    }
+    let copies: Vec<(u64, UnitKey, SegmentDigest)> = (0..peers as u64)
+        .flat_map(|to| local.iter().map(move |(u, d)| (to, u.clone(), *d)))
+        .collect();
+    let mut sizes: BTreeMap<UnitKey, (u64, SegmentDigest)> = BTreeMap::new();
+    for (_, unit, d) in shuffle(worker, copies, |c| c.0) {
+        let entry = sizes.entry(unit).or_default();
+        entry.1.add(&d);
+        entry.0 = entry.1.count;
+    }
+    sizes
+}
+
+/// Units encoded in one call: their batches share the waves of concurrent forward passes.
+pub(super) const UNITS_AT_ONCE: usize = 8;
+
+/// Encodes this worker's units (or reads them from the encoder cache), in key order. A unit that
+/// fails to encode fails alone (its group is encoded again one unit at a time).
+pub(super) fn encode_units(
+    shared: &Shared,
+    encoder: Option<&Encoder<DefaultBackend>>,
+    units: BTreeMap<UnitKey, Vec<Segment>>,
+    bar: Option<&crate::progress::Bar>,
+) -> Vec<ToOwner> {
+    let units: Vec<(UnitKey, Vec<Segment>)> = units
+        .into_iter()
+        .map(|(key, mut segments)| {
+            segments.sort_by_key(|s| (s.doc_id, s.seg_idx));
+            (key, segments)
+        })
+        .collect();
+    let texts: Vec<Vec<&str>> = units
+        .iter()
+        .map(|(_, segments)| segments.iter().map(|s| s.text.as_str()).collect())
+        .collect();
+    let cached: Vec<Option<PathBuf>> = texts
+        .iter()
+        .map(|t| cache_path(&shared.job, &shared.model_hash, t))
+        .collect();
+    let mut encoded: Vec<Option<Result<UnitEncoding, String>>> = cached
+        .iter()
+        .map(|path| path.as_deref().and_then(read_cache).map(Ok))
+        .collect();
+    let misses: Vec<usize> = (0..units.len()).filter(|&i| encoded[i].is_none()).collect();
+    let step = |done: usize| {
+        if let Some(bar) = bar {
+            bar.inc_by(done as u64);
+        }
+    };
+    step(units.len() - misses.len());
+    let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
+        let encoder = encoder.ok_or("no encoder")?;
+        let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
+        let results = encoder
+            .encode_parts(&parts, encoder.last_layer())
+            .map_err(|e| format!("encoder: {e}"))?;
+        Ok(results
+            .into_iter()
+            .map(|(vectors, words)| {
+                let rows = (0..vectors.len()).map(|i| vectors.row(i).to_vec());
+                (rows.collect(), words)
+            })
+            .collect())
+    };
+    for group in misses.chunks(UNITS_AT_ONCE) {
+        if let Some(bar) = bar {
+            bar.set_message(&units[group[0]].0 .0);
+        }
+        let results: Vec<Result<UnitEncoding, String>> = match encode(group) {
+            Ok(all) => all.into_iter().map(Ok).collect(),
+            Err(_) => group
+                .iter()
+                .map(|&i| encode(&[i]).map(|mut one| one.remove(0)))
+                .collect(),
+        };
+        for (&i, result) in group.iter().zip(results) {
+            if let (Ok(e), Some(path)) = (&result, &cached[i]) {
+                if let Err(err) = write_cache(path, e) {
+                    tracing::warn!("encoder cache {}: {err}", path.display());
+                }
+            }
+            encoded[i] = Some(result);
+        }
+        step(group.len());
+    }
+    let mut fresh = vec![false; units.len()];
+    for &i in &misses {
+        fresh[i] = true;
+    }
+    units
+        .into_iter()
+        .zip(encoded)
+        .zip(fresh)
+        .map(|((((event, unit), segments), encoded), fresh)| {
+            let encoded = encoded.unwrap_or_else(|| Err("not encoded".into()));
+            ToOwner::Unit(
+                event,
+                EncodedUnit {
+                    unit,
+                    segments,
+                    encoded,
+                    fresh,
+                },
+            )
+        })
+        .collect()
+}
+
+/// An event's segments in (doc_id, seg_idx) order with their embeddings and word vectors, from
+/// its encoded units: the word sums are added in unit order, so the floats are the same
+/// whichever workers encoded the units.
+pub(super) fn assemble(mut units: Vec<EncodedUnit>) -> (Vec<Segment>, Result<Encoded, String>) {
+    units.sort_by_key(|u| u.unit);
+    let mut segments = Vec::new();
+    let mut embeddings = Vec::new();
+    let mut sums: BTreeMap<String, WordSum> = BTreeMap::new();
+    let mut error = None;
+    for unit in units {
+        segments.extend(unit.segments);
+        match unit.encoded {
+            Ok((e, words)) => {
+                embeddings.extend(e);
+                for w in words {
+                    match sums.get_mut(&w.word) {
+                        Some(sum) => sum.add(&w),
+                        None => {
+                            sums.insert(w.word.clone(), w);
+                        }
+                    }
+                }
+            }
+            Err(e) => error = error.or(Some(e)),
+        }
+    }
+    let encoded = match error {
+        Some(e) => Err(e),
+        None => Ok((
+            embeddings,
+            sums.into_iter().map(|(w, s)| (w, s.mean())).collect(),
+        )),
+    };
+    (segments, encoded)
+}
+
+/// An event's sentence embeddings (in segment order) and word vectors.
+pub(super) type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
