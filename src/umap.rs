@@ -232,12 +232,12 @@ fn layout(
             } else {
                 0.0
             };
-            for d in 0..dim {
-                grad[d] = clip(coeff * (emb[j][d] - emb[k][d]));
+            for (g, (x, y)) in grad.iter_mut().zip(emb[j].iter().zip(&emb[k])) {
+                *g = clip(coeff * (x - y));
             }
-            for d in 0..dim {
-                emb[j][d] += grad[d] * alpha;
-                emb[k][d] -= grad[d] * alpha;
+            for (d, g) in grad.iter().enumerate() {
+                emb[j][d] += g * alpha;
+                emb[k][d] -= g * alpha;
             }
             next_sample[e] += epochs_per_sample[e];
             let negatives = ((now - next_negative[e]) / per_negative[e]).max(0.0) as usize;
@@ -251,8 +251,11 @@ fn layout(
                     continue;
                 }
                 let coeff = 2.0 * B / ((0.001 + d2) * (A * d2.powf(B) + 1.0));
-                for d in 0..dim {
-                    emb[j][d] += clip(coeff * (emb[j][d] - emb[other][d])) * alpha;
+                for (g, (x, y)) in grad.iter_mut().zip(emb[j].iter().zip(&emb[other])) {
+                    *g = clip(coeff * (x - y));
+                }
+                for (x, g) in emb[j].iter_mut().zip(&grad) {
+                    *x += g * alpha;
                 }
             }
             next_negative[e] += negatives as f64 * per_negative[e];

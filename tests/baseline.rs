@@ -12,7 +12,7 @@ use util::*;
 #[test]
 fn hdbscan_baseline_repeats_ranks_by_membership_and_is_scored() {
     let dir = scratch();
-    let corpus = synth_corpus(dir.path(), 2, 30);
+    let corpus = synth(dir.path(), 2, 30);
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for out in [&a, &b] {
         let said = epimine_ok(&[
@@ -23,7 +23,7 @@ fn hdbscan_baseline_repeats_ranks_by_membership_and_is_scored() {
             "--out",
             s(out),
             "--model",
-            &tiny_bert(),
+            &tiny_model(),
             "--min-cluster-size",
             "5",
         ]);
@@ -76,7 +76,7 @@ fn hdbscan_baseline_repeats_ranks_by_membership_and_is_scored() {
 #[test]
 fn hdbscan_baseline_refuses_a_min_cluster_size_below_2() {
     let dir = scratch();
-    let corpus = synth_corpus(dir.path(), 1, 10);
+    let corpus = synth(dir.path(), 1, 10);
     let out = epimine(&[
         "baseline",
         "hdbscan",
@@ -85,7 +85,7 @@ fn hdbscan_baseline_refuses_a_min_cluster_size_below_2() {
         "--out",
         s(&dir.path().join("o")),
         "--model",
-        &tiny_bert(),
+        &tiny_model(),
         "--min-cluster-size",
         "1",
     ]);
@@ -97,9 +97,9 @@ fn hdbscan_baseline_refuses_a_min_cluster_size_below_2() {
 #[test]
 fn density_candidates_in_run_give_the_same_bytes_for_1_and_2_workers() {
     let dir = scratch();
-    let corpus = synth_corpus(dir.path(), 2, 40);
+    let corpus = synth(dir.path(), 2, 40);
     let bg = corpus.join("background.txt");
-    let model = tiny_bert();
+    let model = tiny_model();
     let run = |out: &std::path::Path, workers: &str| {
         epimine(&[
             "run",

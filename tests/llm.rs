@@ -293,23 +293,9 @@ fn the_cache_answers_a_second_run_without_requests() {
 
 // ---- `epimine run` end to end ----
 
-fn tiny_model() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
-    s(&dir).to_string()
-}
-
-fn synth(dir: &Path) -> PathBuf {
-    let corpus = dir.join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "3",
-        "--docs-per-event",
-        "25",
-        "--out",
-        s(&corpus),
-    ]);
-    corpus
+/// Three events of 25 articles.
+fn synth3(dir: &Path) -> PathBuf {
+    synth(dir, 3, 25)
 }
 
 /// `epimine run` on a synthetic corpus with `--set`s; the key in the environment when `key`.
@@ -369,7 +355,7 @@ fn read<T: epimine::tables::Table>(out: &Path) -> Vec<T> {
 #[test]
 fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     let dir = scratch();
-    let corpus = synth(dir.path());
+    let corpus = synth3(dir.path());
     let cache = dir.path().join("llm-cache");
     // A slow server that counts the requests in flight: at most llm.concurrency at once.
     let in_flight = Arc::new(AtomicUsize::new(0));
@@ -471,7 +457,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
 #[test]
 fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
     let dir = scratch();
-    let corpus = synth(dir.path());
+    let corpus = synth3(dir.path());
     let segments: Vec<epimine::tables::Segment> = read(&corpus);
     let events: Vec<String> = segments
         .iter()
@@ -573,7 +559,7 @@ fn missing_keys_and_bad_llm_settings_are_clear_errors() {
 #[test]
 fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_key() {
     let dir = scratch();
-    let corpus = synth(dir.path());
+    let corpus = synth3(dir.path());
     let cache = dir.path().join("llm-cache");
     let server = LlmServer::start(Protocol::Openai, |req, _| good(req));
     let sets = llm_sets(&server.url, &cache, 1);

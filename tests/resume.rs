@@ -15,25 +15,6 @@ use epimine::storage::Location;
 use epimine::tables::{Segment, Table};
 use util::*;
 
-fn tiny_model() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
-    s(&dir).to_string()
-}
-
-fn synth(dir: &Path, events: usize, docs: usize) -> PathBuf {
-    let corpus = dir.join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        &events.to_string(),
-        "--docs-per-event",
-        &docs.to_string(),
-        "--out",
-        s(&corpus),
-    ]);
-    corpus
-}
-
 /// `epimine run` on `corpus` into `out` with the tiny model, extra flags, and environment.
 fn run(corpus: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let model = tiny_model();

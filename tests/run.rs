@@ -15,30 +15,6 @@ use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
 use util::*;
 
-fn tiny_model() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "missing {}",
-        dir.display()
-    );
-    s(&dir).to_string()
-}
-
-fn synth(dir: &Path, events: usize, docs: usize) -> PathBuf {
-    let corpus = dir.join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        &events.to_string(),
-        "--docs-per-event",
-        &docs.to_string(),
-        "--out",
-        s(&corpus),
-    ]);
-    corpus
-}
-
 fn run_args<'a>(corpus: &'a str, bg: &'a str, out: &'a str, model: &'a str) -> Vec<&'a str> {
     vec![
         "run",

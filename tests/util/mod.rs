@@ -103,7 +103,7 @@ pub fn hostfile(dir: &std::path::Path, n: usize) -> PathBuf {
 }
 
 /// The tiny random-weight BERT fixture (fast in any build).
-pub fn tiny_bert() -> String {
+pub fn tiny_model() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
     assert!(
         dir.join("model.safetensors").is_file(),
@@ -114,7 +114,7 @@ pub fn tiny_bert() -> String {
 }
 
 /// `epimine synth` into `<dir>/corpus`.
-pub fn synth_corpus(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
+pub fn synth(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
     let corpus = dir.join("corpus");
     epimine_ok(&[
         "synth",
