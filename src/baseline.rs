@@ -86,9 +86,10 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
     )?)
 }
 
-/// `epimine baseline hdbscan`: HDBSCAN over each event's sentence embeddings (the clustering
-/// BERTopic uses, without its UMAP step); noise stays unassigned, each cluster's segments are
-/// ranked by membership ([`crate::density`]). Needs no gold episode count.
+/// `epimine baseline hdbscan`: HDBSCAN over the UMAP layout of each event's sentence embeddings
+/// (BERTopic's clustering; `params.reduce` can skip the UMAP step); noise stays unassigned, each
+/// cluster's segments are ranked by membership ([`crate::density`]). Needs no gold episode
+/// count.
 pub fn hdbscan(
     corpus: &str,
     out: &str,

@@ -139,8 +139,8 @@ pub enum BaselineCommand {
     /// The paper's K-means baseline: k = the event's gold episode count, on the same sentence
     /// embeddings; segments ranked by distance to their centroid.
     Kmeans(KmeansArgs),
-    /// HDBSCAN over each event's sentence embeddings (what BERTopic clusters with, without its
-    /// UMAP step): noise left unassigned, segments ranked by membership; no gold count needed.
+    /// HDBSCAN over the UMAP layout of each event's sentence embeddings (BERTopic's
+    /// clustering): noise left unassigned, segments ranked by membership; no gold count needed.
     Hdbscan(HdbscanArgs),
 }
 
