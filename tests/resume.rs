@@ -448,31 +448,6 @@ fn checkpoints_name_events_of_any_spelling() {
     assert!(!epimine::run::commit::is_ours(&Segment::file_name()));
 }
 
-/// The S3 bucket of the test server (`scripts/test.sh` starts it); `None` when
-/// `EPIMINE_SKIP_S3=1` says to skip on purpose.
-fn s3_root(test: &str) -> Option<String> {
-    match std::env::var("EPIMINE_TEST_S3_BUCKET") {
-        Ok(bucket) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos();
-            Some(format!(
-                "s3://{bucket}/{test}-{}-{nanos}",
-                std::process::id()
-            ))
-        }
-        Err(_) if std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1") => {
-            eprintln!("EPIMINE_SKIP_S3=1: skipping the s3:// half");
-            None
-        }
-        Err(_) => panic!(
-            "EPIMINE_TEST_S3_BUCKET is not set: run the tests through scripts/test.sh, which \
-             starts a local S3 server (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
-        ),
-    }
-}
-
 #[test]
 fn on_s3_a_killed_run_resumes_and_storage_failures_name_their_cause() {
     let Some(root) = s3_root("resume") else {

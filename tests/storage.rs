@@ -11,31 +11,6 @@ use epimine::storage::{Location, StorageError};
 use epimine::tables::{Assignment, Episode, GoldEpisode, Label, Segment, Table};
 use util::*;
 
-/// The S3 bucket of the test server, from `EPIMINE_TEST_S3_BUCKET`. Without it the S3 half of
-/// the suite fails, unless `EPIMINE_SKIP_S3=1` says to skip it on purpose.
-fn s3_root(test: &str) -> Option<String> {
-    match std::env::var("EPIMINE_TEST_S3_BUCKET") {
-        Ok(bucket) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos();
-            Some(format!(
-                "s3://{bucket}/{test}-{}-{nanos}",
-                std::process::id()
-            ))
-        }
-        Err(_) if std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1") => {
-            eprintln!("EPIMINE_SKIP_S3=1: skipping the s3:// backend");
-            None
-        }
-        Err(_) => panic!(
-            "EPIMINE_TEST_S3_BUCKET is not set: run the tests through scripts/test.sh, which \
-             starts a local S3 server (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
-        ),
-    }
-}
-
 /// Roots of every backend for one test: plain path, file:// URL, s3:// (when available).
 fn roots(test: &str) -> (tempfile::TempDir, Vec<String>) {
     let dir = scratch();

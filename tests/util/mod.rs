@@ -127,3 +127,28 @@ pub fn synth(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
     ]);
     corpus
 }
+
+/// The S3 bucket of the test server, from `EPIMINE_TEST_S3_BUCKET`. Without it the S3 half of
+/// the suite fails, unless `EPIMINE_SKIP_S3=1` says to skip it on purpose.
+pub fn s3_root(test: &str) -> Option<String> {
+    match std::env::var("EPIMINE_TEST_S3_BUCKET") {
+        Ok(bucket) => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            Some(format!(
+                "s3://{bucket}/{test}-{}-{nanos}",
+                std::process::id()
+            ))
+        }
+        Err(_) if std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1") => {
+            eprintln!("EPIMINE_SKIP_S3=1: skipping the s3:// part");
+            None
+        }
+        Err(_) => panic!(
+            "EPIMINE_TEST_S3_BUCKET is not set: run the tests through scripts/test.sh, which \
+             starts a local S3 server (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
+        ),
+    }
+}
