@@ -144,9 +144,9 @@ pub enum BaselineCommand {
     Hdbscan(HdbscanArgs),
 }
 
-/// `epimine baseline hdbscan`.
+/// What every baseline reads and writes.
 #[derive(Debug, Args)]
-pub struct HdbscanArgs {
+pub struct BaselineIo {
     /// The corpus.
     #[arg(long)]
     pub corpus: String,
@@ -156,6 +156,14 @@ pub struct HdbscanArgs {
     /// Encoder model: a folder or a name in the model cache.
     #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
     pub model: String,
+}
+
+/// `epimine baseline hdbscan`.
+#[derive(Debug, Args)]
+pub struct HdbscanArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub io: BaselineIo,
     /// Smallest cluster (BERTopic's min_topic_size).
     #[arg(long, default_value_t = 10)]
     pub min_cluster_size: usize,
@@ -165,33 +173,18 @@ pub struct HdbscanArgs {
     /// What HDBSCAN clusters: the UMAP layout of the embeddings (BERTopic's pipeline) or the
     /// embeddings themselves.
     #[arg(long, value_enum, default_value = "umap")]
-    pub reduce: ReduceArg,
+    pub reduce: crate::density::Reduce,
     /// Seed of the UMAP layout.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 }
 
-/// `--reduce`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ReduceArg {
-    /// No reduction.
-    None,
-    /// UMAP to 5 dimensions (15 neighbours, cosine, min_dist 0).
-    Umap,
-}
-
 /// `epimine baseline kmeans`.
 #[derive(Debug, Args)]
 pub struct KmeansArgs {
-    /// The corpus (with gold_episodes).
-    #[arg(long)]
-    pub corpus: String,
-    /// Output folder (episodes.parquet, assignments.parquet).
-    #[arg(long)]
-    pub out: String,
-    /// Encoder model: a folder or a name in the model cache.
-    #[arg(long, default_value = crate::job::DEFAULT_MODEL)]
-    pub model: String,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub io: BaselineIo,
     /// Random seed of the k-means initialisation.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

@@ -39,12 +39,15 @@ impl Metric<f64> for Floored {
 }
 
 /// What the clustering runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reduce {
     /// The normalised embeddings themselves.
     None,
-    /// Their UMAP layout ([`crate::umap`], BERTopic's settings).
+    /// Their UMAP layout ([`crate::umap`], BERTopic's settings: 5 dimensions, 15 neighbours,
+    /// cosine, min_dist 0).
     Umap,
 }
 

@@ -212,17 +212,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         }
         Command::Baseline(epimine::cli::BaselineCommand::Kmeans(args)) => {
             let outcome = tokio::task::spawn_blocking(move || {
-                epimine::baseline::kmeans(&args.corpus, &args.out, &args.model, args.seed)
+                epimine::baseline::kmeans(&args.io.corpus, &args.io.out, &args.io.model, args.seed)
             })
             .await??;
             println!("{outcome}");
         }
         Command::Baseline(epimine::cli::BaselineCommand::Hdbscan(args)) => {
             let params = epimine::density::DensityParams {
-                reduce: match args.reduce {
-                    epimine::cli::ReduceArg::None => epimine::density::Reduce::None,
-                    epimine::cli::ReduceArg::Umap => epimine::density::Reduce::Umap,
-                },
+                reduce: args.reduce,
                 umap: epimine::umap::UmapParams {
                     seed: args.seed,
                     ..Default::default()
@@ -232,7 +229,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 min_samples: args.min_samples,
             };
             let outcome = tokio::task::spawn_blocking(move || {
-                epimine::baseline::hdbscan(&args.corpus, &args.out, &args.model, &params)
+                epimine::baseline::hdbscan(&args.io.corpus, &args.io.out, &args.io.model, &params)
             })
             .await??;
             println!("{outcome}");
