@@ -6,7 +6,10 @@
 //! Steps, each as umap-learn does it: exact k nearest neighbours by cosine distance (the point
 //! itself first); `smooth_knn_dist` (ρ = nearest non-zero distance, σ by bisection so that the
 //! memberships sum to log2 k); membership strengths exp(−(d − ρ)/σ); the fuzzy union
-//! P + Pᵀ − P∘Pᵀ; edges below max/n_epochs dropped; a random start in [0, 10) per axis; then
+//! P + Pᵀ − P∘Pᵀ; edges below max/n_epochs dropped; the start layout (by default umap-learn's
+//! spectral start: the eigenvectors 2 … d + 1 of the graph's normalized Laplacian, found by
+//! Lanczos iteration, scaled to ±10 with a little Gaussian noise, each connected component
+//! placed apart; or a random start), rescaled to [0, 10] per axis; then
 //! `optimize_layout_euclidean`: stochastic gradient descent over the edges by their epochs per
 //! sample, 5 negative samples per positive one, gradients clipped to ±4, learning rate falling
 //! linearly from 1.
@@ -36,6 +39,19 @@ pub struct UmapParams {
     pub n_components: usize,
     /// Seed of the start layout and the negative sampling.
     pub seed: u64,
+    /// Start layout of the gradient descent (umap-learn and BERTopic: spectral).
+    pub init: Init,
+}
+
+/// Start layout of the gradient descent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Init {
+    /// umap-learn's default: the graph's Laplacian eigenvectors (a layout that already keeps
+    /// the graph's groups apart), plus noise of standard deviation 1e-4.
+    Spectral,
+    /// Uniform in [0, 10) per axis.
+    Random,
 }
 
 impl Default for UmapParams {
@@ -44,6 +60,7 @@ impl Default for UmapParams {
             n_neighbors: 15,
             n_components: 5,
             seed: 42,
+            init: Init::Spectral,
         }
     }
 }
@@ -60,7 +77,7 @@ pub fn embed(points: &[Vec<f64>], params: &UmapParams) -> Vec<Vec<f64>> {
     let (knn, dists) = nearest(points, k);
     let graph = fuzzy_union(&knn, &dists, n);
     let n_epochs = if n <= 10_000 { 500 } else { 200 };
-    layout(&graph, n, dim, n_epochs, params.seed)
+    layout(&graph, n, dim, n_epochs, params.seed, params.init)
 }
 
 /// Exact k nearest neighbours of every point by cosine distance, nearest first (the point itself
@@ -177,6 +194,323 @@ fn fuzzy_union(knn: &[Vec<usize>], dists: &[Vec<f64>], n: usize) -> Vec<(usize, 
         .collect()
 }
 
+/// Each axis moved and scaled onto [0, 10], as umap-learn does after its start layout.
+fn rescale(mut emb: Vec<Vec<f64>>) -> Vec<Vec<f64>> {
+    let dim = emb.first().map_or(0, Vec::len);
+    for d in 0..dim {
+        let lo = emb.iter().map(|r| r[d]).fold(f64::INFINITY, f64::min);
+        let hi = emb.iter().map(|r| r[d]).fold(f64::NEG_INFINITY, f64::max);
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        for row in &mut emb {
+            row[d] = 10.0 * (row[d] - lo) / span;
+        }
+    }
+    emb
+}
+
+/// A standard normal draw (Box–Muller) from a uniform source on [0, 1).
+fn normal(uniform: &mut impl FnMut() -> f64) -> f64 {
+    let u = 1.0 - uniform();
+    let v = uniform();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// umap-learn's `spectral_layout` and `noisy_scale_coords`: per connected component of the
+/// graph, the eigenvectors 2 … d + 1 of the normalized Laplacian I − D^-½ W D^-½ (by Lanczos
+/// iteration on D^-½ W D^-½, whose largest eigenvalues they are); components placed apart as in
+/// umap-learn's `multi_component_layout` (at ±eᵢ while there are at most 2d of them, else at
+/// seeded random spots) with each one's layout scaled to half the distance to the nearest other;
+/// then the whole scaled to ±10 with Gaussian noise of σ = 1e-4. `None` where no component is
+/// big enough for an eigen-layout (the caller starts at random).
+fn spectral_start(
+    edges: &[&(usize, usize, f64)],
+    n: usize,
+    dim: usize,
+    uniform: &mut impl FnMut() -> f64,
+) -> Option<Vec<Vec<f64>>> {
+    // Connected components by union–find, numbered by their first point.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for &&(i, j, _) in edges {
+        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut label = vec![usize::MAX; n];
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        if label[r] == usize::MAX {
+            label[r] = members.len();
+            members.push(Vec::new());
+        }
+        label[i] = label[r];
+        members[label[i]].push(i);
+    }
+    let count = members.len();
+    if count == 1 {
+        let vectors = laplacian_eigenvectors(edges, &members[0], dim)?;
+        return Some(noisy_scale(vectors, uniform));
+    }
+    // Where the components go.
+    let centres: Vec<Vec<f64>> = if count <= 2 * dim {
+        (0..count)
+            .map(|c| {
+                let mut v = vec![0.0; dim];
+                let half = count.div_ceil(2);
+                v[c % half] = if c < half { 1.0 } else { -1.0 };
+                v
+            })
+            .collect()
+    } else {
+        (0..count)
+            .map(|_| (0..dim).map(|_| 2.0 * uniform() - 1.0).collect())
+            .collect()
+    };
+    let mut out = vec![vec![0.0; dim]; n];
+    let mut any = false;
+    for (c, idx) in members.iter().enumerate() {
+        let range = centres
+            .iter()
+            .enumerate()
+            .filter(|&(o, _)| o != c)
+            .map(|(_, o)| {
+                o.iter()
+                    .zip(&centres[c])
+                    .map(|(a, b)| (a - b).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .filter(|&d| d > 0.0)
+            .fold(f64::INFINITY, f64::min)
+            / 2.0;
+        let range = if range.is_finite() { range } else { 1.0 };
+        let local = if idx.len() < 2 * dim || idx.len() <= dim + 1 {
+            None
+        } else {
+            laplacian_eigenvectors(edges, idx, dim)
+        };
+        match local {
+            Some(vectors) => {
+                any = true;
+                let top = vectors.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+                let scale = if top > 0.0 { range / top } else { 0.0 };
+                for (row, &i) in vectors.iter().zip(idx) {
+                    for d in 0..dim {
+                        out[i][d] = row[d] * scale + centres[c][d];
+                    }
+                }
+            }
+            None => {
+                for &i in idx {
+                    for d in 0..dim {
+                        out[i][d] = (2.0 * uniform() - 1.0) * range + centres[c][d];
+                    }
+                }
+            }
+        }
+    }
+    any.then(|| noisy_scale(out, uniform))
+}
+
+/// umap-learn's `noisy_scale_coords(max_coord = 10, noise = 1e-4)`.
+fn noisy_scale(mut emb: Vec<Vec<f64>>, uniform: &mut impl FnMut() -> f64) -> Vec<Vec<f64>> {
+    let top = emb.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    let scale = if top > 0.0 { 10.0 / top } else { 1.0 };
+    for row in &mut emb {
+        for x in row.iter_mut() {
+            *x = *x * scale + 1e-4 * normal(uniform);
+        }
+    }
+    emb
+}
+
+/// The eigenvectors 2 … `dim` + 1 (by eigenvalue, smallest first) of the normalized Laplacian of
+/// the subgraph on `idx` (one connected component), one row per point of `idx`. Lanczos
+/// iteration with full reorthogonalization on D^-½ W D^-½ (umap-learn uses ARPACK's `eigsh`),
+/// with up to 200 Lanczos vectors, then the Ritz vectors of the largest Ritz values (exact
+/// when the component has at most 200 points). `None` if the component is too small.
+fn laplacian_eigenvectors(
+    edges: &[&(usize, usize, f64)],
+    idx: &[usize],
+    dim: usize,
+) -> Option<Vec<Vec<f64>>> {
+    let m = idx.len();
+    if m <= dim + 1 {
+        return None;
+    }
+    let mut local = std::collections::HashMap::with_capacity(m);
+    for (p, &i) in idx.iter().enumerate() {
+        local.insert(i, p);
+    }
+    // Rows of the subgraph (edges are sorted by (i, j), so the order is fixed).
+    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m];
+    for &&(i, j, w) in edges {
+        if let (Some(&a), Some(&b)) = (local.get(&i), local.get(&j)) {
+            rows[a].push((b, w));
+        }
+    }
+    let inv_sqrt_deg: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            let d: f64 = r.iter().map(|e| e.1).sum();
+            if d > 0.0 {
+                1.0 / d.sqrt()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let apply = |x: &[f64]| -> Vec<f64> {
+        rows.iter()
+            .enumerate()
+            .map(|(a, r)| {
+                inv_sqrt_deg[a]
+                    * r.iter()
+                        .map(|&(b, w)| w * inv_sqrt_deg[b] * x[b])
+                        .sum::<f64>()
+            })
+            .collect()
+    };
+    let dot = |x: &[f64], y: &[f64]| -> f64 { x.iter().zip(y).map(|(a, b)| a * b).sum() };
+    let steps = m.min(200);
+    // A fixed pseudo-random start (the all-ones vector is itself the top eigenvector of a
+    // graph whose degrees are all equal, which would end the iteration at once); on a
+    // breakdown (an invariant subspace: a repeated eigenvalue or a closed part of the graph)
+    // the iteration goes on from a fresh vector orthogonal to the basis, with β = 0.
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5eed_1a2c);
+    let mut fresh = |basis: &[Vec<f64>]| -> Option<Vec<f64>> {
+        for _ in 0..4 {
+            let mut w: Vec<f64> = (0..m)
+                .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+                .collect();
+            for _ in 0..2 {
+                for v in basis {
+                    let c = dot(&w, v);
+                    for (x, y) in w.iter_mut().zip(v) {
+                        *x -= c * y;
+                    }
+                }
+            }
+            let b = dot(&w, &w).sqrt();
+            if b > 1e-8 {
+                return Some(w.into_iter().map(|x| x / b).collect());
+            }
+        }
+        None
+    };
+    let mut basis: Vec<Vec<f64>> = Vec::with_capacity(steps);
+    let mut alpha = Vec::with_capacity(steps);
+    let mut beta: Vec<f64> = Vec::with_capacity(steps);
+    basis.push(fresh(&[])?);
+    for s in 0..steps {
+        let mut w = apply(&basis[s]);
+        let a = dot(&w, &basis[s]);
+        alpha.push(a);
+        // Full reorthogonalization (twice, for stability) against every basis vector.
+        for _ in 0..2 {
+            for v in &basis {
+                let c = dot(&w, v);
+                for (x, y) in w.iter_mut().zip(v) {
+                    *x -= c * y;
+                }
+            }
+        }
+        if s + 1 == steps {
+            break;
+        }
+        let b = dot(&w, &w).sqrt();
+        if b < 1e-10 {
+            let Some(next) = fresh(&basis) else { break };
+            beta.push(0.0);
+            basis.push(next);
+        } else {
+            beta.push(b);
+            basis.push(w.into_iter().map(|x| x / b).collect());
+        }
+    }
+    let k = alpha.len();
+    if k < dim + 1 {
+        return None;
+    }
+    // The tridiagonal matrix's eigenpairs, by cyclic Jacobi rotations.
+    let mut t = vec![vec![0.0; k]; k];
+    for i in 0..k {
+        t[i][i] = alpha[i];
+        if i + 1 < k {
+            t[i][i + 1] = beta[i];
+            t[i + 1][i] = beta[i];
+        }
+    }
+    let (values, vectors) = jacobi_eigen(t);
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
+    let mut out = vec![vec![0.0; dim]; m];
+    for (d, &e) in order[1..=dim].iter().enumerate() {
+        for (s, v) in basis.iter().enumerate() {
+            let c = vectors[s][e];
+            for (row, x) in out.iter_mut().zip(v) {
+                row[d] += c * x;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Eigenvalues and eigenvectors (columns of the second result) of a small symmetric matrix by
+/// cyclic Jacobi rotations.
+fn jacobi_eigen(mut a: Vec<Vec<f64>>) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let k = a.len();
+    let mut v = vec![vec![0.0; k]; k];
+    for (i, row) in v.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for _sweep in 0..100 {
+        let off: f64 = (0..k)
+            .flat_map(|i| (0..k).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum();
+        if off < 1e-22 {
+            break;
+        }
+        for p in 0..k {
+            for q in p + 1..k {
+                if a[p][q].abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for r in 0..k {
+                    let (arp, arq) = (a[r][p], a[r][q]);
+                    a[r][p] = c * arp - s * arq;
+                    a[r][q] = s * arp + c * arq;
+                }
+                for r in 0..k {
+                    let (apr, aqr) = (a[p][r], a[q][r]);
+                    a[p][r] = c * apr - s * aqr;
+                    a[q][r] = s * apr + c * aqr;
+                }
+                for row in v.iter_mut() {
+                    let (vp, vq) = (row[p], row[q]);
+                    row[p] = c * vp - s * vq;
+                    row[q] = s * vp + c * vq;
+                }
+            }
+        }
+    }
+    ((0..k).map(|i| a[i][i]).collect(), v)
+}
+
 /// Gradient clip of umap-learn.
 fn clip(x: f64) -> f64 {
     x.clamp(-4.0, 4.0)
@@ -189,20 +523,28 @@ fn layout(
     dim: usize,
     n_epochs: usize,
     seed: u64,
+    init: Init,
 ) -> Vec<Vec<f64>> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut uniform = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let mut emb: Vec<Vec<f64>> = (0..n)
-        .map(|_| (0..dim).map(|_| 10.0 * uniform()).collect())
-        .collect();
     let max_w = graph.iter().map(|e| e.2).fold(0.0f64, f64::max);
-    if max_w <= 0.0 {
-        return emb;
-    }
     let edges: Vec<&(usize, usize, f64)> = graph
         .iter()
-        .filter(|e| e.2 >= max_w / n_epochs as f64)
+        .filter(|e| max_w > 0.0 && e.2 >= max_w / n_epochs as f64)
         .collect();
+    let start = match init {
+        Init::Spectral if !edges.is_empty() => spectral_start(&edges, n, dim, &mut uniform),
+        _ => None,
+    };
+    let mut emb: Vec<Vec<f64>> = match start {
+        Some(start) => rescale(start),
+        None => (0..n)
+            .map(|_| (0..dim).map(|_| 10.0 * uniform()).collect())
+            .collect(),
+    };
+    if edges.is_empty() {
+        return emb;
+    }
     let epochs_per_sample: Vec<f64> = edges
         .iter()
         .map(|e| n_epochs as f64 / (n_epochs as f64 * e.2 / max_w))
@@ -318,6 +660,38 @@ mod tests {
         );
         let other = embed(&points, &UmapParams { seed: 7, ..params });
         assert_ne!(a, other, "the seed moves the layout");
+    }
+
+    #[test]
+    fn laplacian_eigenvectors_of_a_ring_are_its_first_harmonics() {
+        // A ring of 30 points, equal weights: D^-½ W D^-½ has eigenvalues cos(2πj/30); the
+        // second largest is a repeated pair (cosine and sine), which a single-start Lanczos
+        // iteration would miss half of.
+        let n = 30;
+        let edges: Vec<(usize, usize, f64)> = (0..n)
+            .flat_map(|i| [(i, (i + 1) % n, 1.0), ((i + 1) % n, i, 1.0)])
+            .collect();
+        let refs: Vec<&(usize, usize, f64)> = edges.iter().collect();
+        let idx: Vec<usize> = (0..n).collect();
+        let vectors = laplacian_eigenvectors(&refs, &idx, 2).expect("30 points");
+        let lambda = (std::f64::consts::TAU / n as f64).cos();
+        let column = |d: usize| -> Vec<f64> { vectors.iter().map(|r| r[d]).collect() };
+        let (u, v) = (column(0), column(1));
+        for x in [&u, &v] {
+            // M x = ½ (x[i−1] + x[i+1]) on a ring of degree 2.
+            let norm = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-8, "{norm}");
+            for i in 0..n {
+                let mx = 0.5 * (x[(i + n - 1) % n] + x[(i + 1) % n]);
+                assert!(
+                    (mx - lambda * x[i]).abs() < 1e-8,
+                    "{i}: {mx} vs {}",
+                    lambda * x[i]
+                );
+            }
+        }
+        let cross: f64 = u.iter().zip(&v).map(|(a, b)| a * b).sum();
+        assert!(cross.abs() < 1e-8, "{cross}");
     }
 
     #[test]
