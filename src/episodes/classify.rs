@@ -37,6 +37,52 @@ pub enum RankBy {
     Confidence,
     /// By cosine to the episode vector, descending: the segments that best represent it.
     Similarity,
+    /// By local density among the episode's own segments, descending: the mean cosine of a
+    /// segment to its `rank_neighbors` most similar fellow members, so that the episode's
+    /// tight core (segments that tell one thing in nearly the same words) comes first and
+    /// segments that touch the episode only loosely (general ones, several episodes at once)
+    /// come after ([`core_density`]).
+    Density,
+}
+
+/// For each of `members` (indices into `embeddings`), the mean cosine to its `k` most similar
+/// other members (k clamped to members − 1; 0 for a lone member). Cosines in f64 over the
+/// normalized vectors, so the result does not depend on the order of the members.
+pub fn core_density(embeddings: &[Vec<f32>], members: &[usize], k: usize) -> Vec<f64> {
+    let m = members.len();
+    let k = k.min(m.saturating_sub(1));
+    if k == 0 {
+        return vec![0.0; m];
+    }
+    let unit: Vec<Vec<f64>> = members
+        .iter()
+        .map(|&s| {
+            let v = &embeddings[s];
+            let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+            let norm = if norm > 0.0 { norm } else { 1.0 };
+            v.iter().map(|&x| f64::from(x) / norm).collect()
+        })
+        .collect();
+    let mut sims = vec![0.0f64; m * m];
+    for i in 0..m {
+        for j in i + 1..m {
+            let c: f64 = unit[i].iter().zip(&unit[j]).map(|(a, b)| a * b).sum();
+            sims[i * m + j] = c;
+            sims[j * m + i] = c;
+        }
+    }
+    (0..m)
+        .map(|i| {
+            let mut row: Vec<f64> = (0..m)
+                .filter(|&j| j != i)
+                .map(|j| sims[i * m + j])
+                .collect();
+            row.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+            // Summed in a fixed order, so the members' order does not move the last bits.
+            row[..k].sort_by(|a, b| b.total_cmp(a));
+            row[..k].iter().sum::<f64>() / k as f64
+        })
+        .collect()
 }
 
 /// Harmonic-weighted average (weights 1, 1/2, 1/3, …) of vectors in the given order.
@@ -123,6 +169,29 @@ pub fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn core_density_ranks_the_tight_core_above_a_loose_member() {
+        let embeddings = vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.99, 0.1, 0.0],
+            vec![0.0, 0.0, 1.0],
+            vec![0.98, 0.0, 0.15],
+            vec![0.5, 0.5, 0.5],
+        ];
+        let members = [0, 1, 3, 4];
+        let d = core_density(&embeddings, &members, 2);
+        assert_eq!(d.len(), 4);
+        // The loose member (index 4) has the lowest density; the core's three are above it.
+        let lowest = (0..4).min_by(|&a, &b| d[a].total_cmp(&d[b])).unwrap();
+        assert_eq!(members[lowest], 4, "{d:?}");
+        // The same members in another order get the same densities.
+        let shuffled = core_density(&embeddings, &[4, 3, 1, 0], 2);
+        assert_eq!(shuffled, vec![d[3], d[2], d[1], d[0]]);
+        // k is clamped; a lone member gets 0.
+        assert_eq!(core_density(&embeddings, &[2], 10), vec![0.0]);
+        assert_eq!(core_density(&embeddings, &[0, 2], 10), vec![0.0, 0.0]);
+    }
 
     #[test]
     fn harmonic_weights() {

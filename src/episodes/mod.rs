@@ -34,6 +34,13 @@ pub struct EpisodeParams {
     /// How each episode's segments are ranked (ALGORITHM.md §6 says by confidence; default: by
     /// cosine to the episode vector, its most representative segments first — see the README).
     pub rank: classify::RankBy,
+    /// Neighbours of `rank = "density"`: a segment's density is its mean cosine to this many of
+    /// its most similar fellow members.
+    pub rank_neighbors: usize,
+    /// At most this many episodes per event, the largest kept (after the cohesion and size
+    /// rules; 0: no limit). Gold episode counts do not grow with an event's size, while the
+    /// candidates do.
+    pub max_episodes: usize,
     /// Episodes with fewer assigned segments are dropped (ALGORITHM.md §6: 2).
     pub min_segments: usize,
     /// Keywords reported per episode.
@@ -76,6 +83,8 @@ impl Default for EpisodeParams {
             prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
             rank: classify::RankBy::Similarity,
+            rank_neighbors: 10,
+            max_episodes: 0,
             min_segments: 2,
             keywords: 10,
             merge: true,
@@ -425,7 +434,7 @@ pub fn assign(
         if c.assigned {
             let key = match params.rank {
                 classify::RankBy::Confidence => c.confidence,
-                classify::RankBy::Similarity => c.similarity,
+                classify::RankBy::Similarity | classify::RankBy::Density => c.similarity,
             };
             members[c.episode].push((key, s));
         }
@@ -453,9 +462,24 @@ pub fn assign(
         |e| members[e].len(),
         |sizes| select::large_enough(sizes, params.size),
     );
+    if params.max_episodes > 0 {
+        // The largest episodes, ties by index.
+        let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
+        by_size.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)));
+        for &e in by_size.iter().skip(params.max_episodes) {
+            kept[e] = false;
+        }
+    }
     for ((spec, mut segs_of), kept) in episodes_in.iter().zip(members).zip(kept) {
         if !kept {
             continue;
+        }
+        if params.rank == classify::RankBy::Density {
+            let ids: Vec<usize> = segs_of.iter().map(|&(_, s)| s).collect();
+            let density = classify::core_density(input.embeddings, &ids, params.rank_neighbors);
+            for (entry, d) in segs_of.iter_mut().zip(density) {
+                entry.0 = d;
+            }
         }
         segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let episode_id = episodes.len() as u32;
@@ -569,5 +593,65 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&all), vec![30, 20, 12, 2]);
+        // At most two episodes: the two largest stay, in their order.
+        let capped = EpisodeParams {
+            size: select::SizeRule::All,
+            max_episodes: 2,
+            ..params
+        };
+        assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn density_ranking_puts_the_tight_core_before_loose_but_similar_segments() {
+        // One episode along x. Five identical core segments at cosine 0.9 to it; four loose
+        // ones at cosine ≈ 0.95 to it but spread apart from each other.
+        let mut embeddings = vec![vec![0.9f32, 0.435_889_9, 0.0]; 5];
+        embeddings.extend([
+            vec![0.95, 0.0, 0.312],
+            vec![0.95, 0.0, -0.312],
+            vec![0.95, -0.22, 0.22],
+            vec![0.95, -0.3, -0.1],
+        ]);
+        let segments: Vec<Segment> = (0..embeddings.len())
+            .map(|i| Segment {
+                key_event: "e".into(),
+                theme: None,
+                doc_id: i as u32,
+                doc_date: None,
+                seg_idx: 0,
+                text: String::new(),
+            })
+            .collect();
+        let vectors = HashMap::new();
+        let input = EventInput {
+            segments: &segments,
+            terms: Vec::new(),
+            pairs: Vec::new(),
+            word_vectors: &vectors,
+            embeddings: &embeddings,
+        };
+        let specs = vec![spec(vec![1.0, 0.0, 0.0])];
+        let params = EpisodeParams {
+            confidence: ConfidenceRule::All,
+            cohesion: select::CohesionRule::All,
+            size: select::SizeRule::All,
+            rank_neighbors: 4,
+            ..EpisodeParams::default()
+        };
+        let order = |rank| {
+            let p = EpisodeParams {
+                rank,
+                ..params.clone()
+            };
+            let (_, assignments) = assign(&input, "e", &specs, &p, 0);
+            assignments.iter().map(|a| a.doc_id).collect::<Vec<u32>>()
+        };
+        assert_eq!(order(classify::RankBy::Density)[..5], [0, 1, 2, 3, 4]);
+        let by_similarity = order(classify::RankBy::Similarity);
+        assert!(
+            by_similarity[..4].iter().all(|&d| d >= 5),
+            "{by_similarity:?}"
+        );
     }
 }
