@@ -177,6 +177,9 @@ pub struct HdbscanArgs {
     /// Seed of the UMAP layout.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Start layout of UMAP: umap-learn's spectral start (BERTopic's) or a random one.
+    #[arg(long, value_enum, default_value = "spectral")]
+    pub init: crate::umap::Init,
 }
 
 /// `epimine baseline kmeans`.

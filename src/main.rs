@@ -222,6 +222,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 reduce: args.reduce,
                 umap: epimine::umap::UmapParams {
                     seed: args.seed,
+                    init: args.init,
                     ..Default::default()
                 },
                 runs: 1,

@@ -44,7 +44,9 @@ pub struct UmapParams {
 }
 
 /// Start layout of the gradient descent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Init {
     /// umap-learn's default: the graph's Laplacian eigenvectors (a layout that already keeps
@@ -490,16 +492,20 @@ fn jacobi_eigen(mut a: Vec<Vec<f64>>) -> (Vec<f64>, Vec<Vec<f64>>) {
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
-                for r in 0..k {
-                    let (arp, arq) = (a[r][p], a[r][q]);
-                    a[r][p] = c * arp - s * arq;
-                    a[r][q] = s * arp + c * arq;
+                // A ← Jᵀ A J: columns p and q, then rows p and q.
+                for row in a.iter_mut() {
+                    let (arp, arq) = (row[p], row[q]);
+                    row[p] = c * arp - s * arq;
+                    row[q] = s * arp + c * arq;
                 }
-                for r in 0..k {
-                    let (apr, aqr) = (a[p][r], a[q][r]);
-                    a[p][r] = c * apr - s * aqr;
-                    a[q][r] = s * apr + c * aqr;
+                let (mut row_p, mut row_q) = (a[p].clone(), a[q].clone());
+                for (x, y) in row_p.iter_mut().zip(row_q.iter_mut()) {
+                    let (apr, aqr) = (*x, *y);
+                    *x = c * apr - s * aqr;
+                    *y = s * apr + c * aqr;
                 }
+                a[p] = row_p;
+                a[q] = row_q;
                 for row in v.iter_mut() {
                     let (vp, vq) = (row[p], row[q]);
                     row[p] = c * vp - s * vq;

@@ -163,8 +163,8 @@ fn run_writes_every_output_identically_for_any_layout() {
         assert!(mine.len() >= 2, "episodes keep at least 2 segments");
         let ranks: Vec<u32> = mine.iter().map(|a| a.rank).collect();
         assert_eq!(ranks, (0..mine.len() as u32).collect::<Vec<_>>());
-        // Ranked by cosine to the episode (episodes.rank = "similarity", the default), not by
-        // confidence: only the confidences' range is checked here.
+        // Ranked by density among the episode's segments (episodes.rank = "density", the
+        // default), not by confidence: only the confidences' range is checked here.
         assert!(mine.iter().all(|a| a.confidence.is_finite()));
         assert!(!e.keywords.is_empty() && e.source == "clusters");
     }

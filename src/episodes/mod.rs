@@ -32,14 +32,15 @@ pub struct EpisodeParams {
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
     pub confidence: ConfidenceRule,
     /// How each episode's segments are ranked (ALGORITHM.md §6 says by confidence; default: by
-    /// cosine to the episode vector, its most representative segments first — see the README).
+    /// density among the episode's own segments, its tight core first — chosen out of theme,
+    /// see the README).
     pub rank: classify::RankBy,
     /// Neighbours of `rank = "density"`: a segment's density is its mean cosine to this many of
     /// its most similar fellow members.
     pub rank_neighbors: usize,
     /// At most this many episodes per event, the largest kept (after the cohesion and size
-    /// rules; 0: no limit). Gold episode counts do not grow with an event's size, while the
-    /// candidates do.
+    /// rules; 0: no limit; default 15, chosen out of theme). Gold episode counts do not grow
+    /// with an event's size, while the candidates do.
     pub max_episodes: usize,
     /// Episodes with fewer assigned segments are dropped (ALGORITHM.md §6: 2).
     pub min_segments: usize,
@@ -82,9 +83,9 @@ impl Default for EpisodeParams {
             top_articles: candidates::DEFAULT_TOP_ARTICLES,
             prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
-            rank: classify::RankBy::Similarity,
+            rank: classify::RankBy::Density,
             rank_neighbors: 10,
-            max_episodes: 0,
+            max_episodes: 15,
             min_segments: 2,
             keywords: 10,
             merge: true,
