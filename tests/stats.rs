@@ -7,7 +7,7 @@ mod util;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use epimine::background::{self, Background};
-use epimine::stats::{compute, Cluster, Round, StatsOutput};
+use epimine::stats::{compute, compute_by_event, Cluster, Round, StatsOutput};
 use epimine::storage::Location;
 use epimine::tables::{Pair, Segment, Term};
 use util::*;
@@ -184,6 +184,33 @@ fn dataflow_matches_the_sequential_reference_on_the_dataset() {
     for workers in [1, 2, 4] {
         let got = compute(&rounds, &bg, &cluster(workers)).unwrap().unwrap();
         assert_agrees(&got, &want, &format!("{workers} workers"));
+        // Spread by event (what `epimine run` takes): every event on exactly one worker, its
+        // rows the same as the gathered ones, bit for bit.
+        let shares = compute_by_event(&rounds, &bg, &cluster(workers)).unwrap();
+        let mut spread: Vec<Term> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for share in shares.values() {
+            for (event, rows) in share {
+                assert!(seen.insert(event.clone()), "{event} on two workers");
+                assert!(rows.iter().all(|t| &t.key_event == event));
+                spread.extend(rows.iter().cloned());
+            }
+        }
+        if workers > 1 {
+            assert!(
+                shares.values().filter(|s| !s.is_empty()).count() > 1,
+                "{workers} workers: the events are spread"
+            );
+        }
+        spread.sort_by(|a, b| (&a.key_event, &a.term).cmp(&(&b.key_event, &b.term)));
+        assert_eq!(spread.len(), got.terms.len());
+        for (a, b) in spread.iter().zip(&got.terms) {
+            assert_eq!(
+                (&a.key_event, &a.term, a.freq, a.bg_freq, a.salient, a.group),
+                (&b.key_event, &b.term, b.freq, b.bg_freq, b.salient, b.group)
+            );
+            assert_eq!(a.salience.to_bits(), b.salience.to_bits());
+        }
     }
 }
 

@@ -157,19 +157,16 @@ pub(super) fn event_worker(
     }
     let owners = Arc::new(keys::event_owners(&sizes, peers));
 
-    // The terms to the owners, which decide on the checkpoints.
+    // This worker's share of the terms to the owners, which decide on the checkpoints.
     let terms_out: Vec<ToOwner> = shared
         .terms
         .lock()
         .expect("terms")
-        .take()
-        .map(|terms| {
-            terms
-                .into_iter()
-                .map(|(e, t)| ToOwner::Terms(e, t))
-                .collect()
-        })
-        .unwrap_or_default();
+        .remove(&index)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(e, t)| ToOwner::Terms(e, t))
+        .collect();
     let mut my_terms: BTreeMap<String, Vec<Term>> = BTreeMap::new();
     for message in shuffle(worker, terms_out, router(&owners)) {
         if let ToOwner::Terms(e, t) = message {

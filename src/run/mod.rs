@@ -135,8 +135,9 @@ pub(super) struct Shared {
     model_hash: String,
     /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
     settings: String,
-    /// The statistics' terms by event (process 0; taken by worker 0).
-    terms: Mutex<Option<BTreeMap<String, Vec<Term>>>>,
+    /// This process's shares of the statistics' terms: worker index → event → terms (each
+    /// worker takes its own and sends it on to the events' owners).
+    terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
     /// Only expansion and synonym groups (`epimine stats` with vectors).
     terms_only: bool,
     /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
@@ -196,7 +197,9 @@ fn distributed(
     let (bg, model_dir) = check_inputs(job, runtime)?;
     fault("statistics", 1);
     let stage = Stage::start("statistics dataflow");
-    let output = stats::compute(
+    // Each event's terms on one worker (never all of them in one process), sent on to the
+    // event's owner by the per-event computation.
+    let shares = stats::compute_by_event(
         &[Round {
             corpus: job.corpus.clone(),
             sign: 1,
@@ -205,15 +208,15 @@ fn distributed(
         &job.cluster,
     )?;
     drop(bg);
-    if let Some(output) = &output {
-        stage.finish(&format!(
-            "{} terms, {} pairs",
-            output.terms.len(),
-            output.pairs.len()
-        ));
-    } else {
-        stage.finish("done");
-    }
+    let (events, terms) = shares.values().fold((0, 0), |(e, t), share| {
+        (
+            e + share.len(),
+            t + share.values().map(Vec::len).sum::<usize>(),
+        )
+    });
+    stage.finish(&format!(
+        "{terms} terms of {events} events in this process's share"
+    ));
     timed("statistics", started);
 
     // Every process: the model.
@@ -222,13 +225,6 @@ fn distributed(
     timed("load", started);
 
     // The per-event stages on the workers that own the events.
-    let mut terms_by_event: BTreeMap<String, Vec<Term>> = BTreeMap::new();
-    for t in output.map(|o| o.terms).unwrap_or_default() {
-        terms_by_event
-            .entry(t.key_event.clone())
-            .or_default()
-            .push(t);
-    }
     let shared = Arc::new(Shared {
         job: job.clone(),
         model_dir: model_dir.clone(),
@@ -237,7 +233,7 @@ fn distributed(
             .cloned()
             .unwrap_or_default(),
         settings: checkpoint::settings_digest(job, &model_files),
-        terms: Mutex::new(Some(terms_by_event)),
+        terms: Mutex::new(shares),
         terms_only,
         out,
         fresh,

@@ -3,8 +3,10 @@
 //! Every worker reads its own row groups of the corpus and its own share of the background,
 //! tokenizes them, and feeds differential collections; each operator below names the key it
 //! exchanges by (see [`super::keys`]). Counts are differential collections, so adding or retracting
-//! articles in a later round updates every statistic incrementally. All results are gathered to
-//! worker 0, which consolidates them into rows.
+//! articles in a later round updates every statistic incrementally. The results either go to
+//! worker 0, which consolidates them into rows (`epimine stats`: [`Deliver::Gather`]), or stay
+//! spread: each event's terms, with their strings, go to the worker [`keys::stats_worker`] names
+//! (`epimine run`: [`Deliver::ByEvent`]), so that no process holds more than its share.
 //!
 //! No segment is kept in the dataflow, so its memory grows with the vocabulary (terms and salient
 //! pairs per event), not with the number of segments. Each round is read twice:
@@ -44,6 +46,37 @@ pub type TermKey = (EventId, TermId);
 /// A pair of terms of one event, a < b by id.
 pub type PairKey = (EventId, TermId, TermId);
 
+/// Where the results go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deliver {
+    /// Terms, pairs and the dictionary to worker 0 ([`Gathered`]).
+    Gather,
+    /// Each event's terms with their strings to the worker [`keys::stats_worker`] names; no
+    /// pairs ([`Share`]).
+    ByEvent,
+}
+
+/// One worker's share of the results with [`Deliver::ByEvent`].
+#[derive(Debug, Default)]
+pub struct Share {
+    /// (event name, term, statistics) of the events this worker was sent.
+    pub terms: Vec<NamedTerm>,
+    /// Workers that reported a failure (every worker hears of every failure).
+    pub failures: isize,
+}
+
+/// A term of an event with its strings: ((event id, event name), term string, statistics).
+pub type NamedTerm = ((EventId, String), String, TermStat);
+
+/// What a worker returns: worker 0's gathered results, or every worker's share.
+#[derive(Debug)]
+pub enum Delivered {
+    /// [`Deliver::Gather`], on worker 0.
+    Gathered(Gathered),
+    /// [`Deliver::ByEvent`], on every worker.
+    Share(Share),
+}
+
 /// Everything gathered at worker 0, consolidated.
 #[derive(Debug, Default)]
 pub struct Gathered {
@@ -67,12 +100,36 @@ fn gather<D: timely::ExchangeData + Clone>(
     collection: VecCollection<'_, Time, D, isize>,
     probe: &Handle<Time>,
 ) -> Sink<D> {
+    // Exchange key: every result goes to worker 0, the writer.
+    route(collection, probe, |_| 0)
+}
+
+/// Sends every update of `collection` to the worker `to` names, into a sink there.
+fn route<D: timely::ExchangeData + Clone>(
+    collection: VecCollection<'_, Time, D, isize>,
+    probe: &Handle<Time>,
+    to: impl Fn(&D) -> u64 + 'static,
+) -> Sink<D> {
     let sink: Sink<D> = Rc::new(RefCell::new(Vec::new()));
     let push = Rc::clone(&sink);
     collection
         .inner
-        // Exchange key: every result goes to worker 0, the writer.
-        .exchange(|_| 0)
+        .exchange(move |(d, _, _)| to(d))
+        .inspect(move |update| push.borrow_mut().push(update.clone()))
+        .probe_with(probe);
+    sink
+}
+
+/// Sends every update of `collection` to every worker, into a sink on each.
+fn everywhere<D: timely::ExchangeData + Clone>(
+    collection: VecCollection<'_, Time, D, isize>,
+    probe: &Handle<Time>,
+) -> Sink<D> {
+    let sink: Sink<D> = Rc::new(RefCell::new(Vec::new()));
+    let push = Rc::clone(&sink);
+    collection
+        .inner
+        .broadcast()
         .inspect(move |update| push.borrow_mut().push(update.clone()))
         .probe_with(probe);
     sink
@@ -107,16 +164,19 @@ type SalientSets = HashMap<EventId, HashSet<TermId>>;
 /// retracts (−1) the segments that `read(r, feed)` hands to `feed` (a row group at a time, each
 /// fed and stepped before the next is read); `read` says whether it read everything, and a worker
 /// that failed still takes part, so that no worker waits forever, and worker 0 then refuses to
-/// write.
+/// write. `deliver` says where the results go; with [`Deliver::Gather`] only worker 0 returns
+/// something.
 pub fn run_worker(
     worker: &mut timely::worker::Worker,
     n_bg: u64,
     background: HashMap<TermId, u32>,
     signs: &[isize],
     read: &mut ReadRound<'_>,
-) -> Option<Gathered> {
+    deliver: Deliver,
+) -> Option<Delivered> {
     let probe = Handle::new();
     let index = worker.index();
+    let peers = worker.peers();
 
     let (mut occ_in, mut pair_in, mut bg_in, mut dict_in, mut fail_in, salient_sink, sinks) =
         worker.dataflow::<Time, _, _>(|scope| {
@@ -208,12 +268,39 @@ pub fn run_worker(
                     ((e, a, b), (n, d.to_bits()))
                 });
 
-            let sinks = (
-                gather(scored, &probe),
-                gather(pairs, &probe),
-                gather(dictionary.distinct(), &probe),
-                gather(failures.map(|()| 0u8), &probe),
-            );
+            let sinks = match deliver {
+                Deliver::Gather => Sinks::Gather(
+                    gather(scored, &probe),
+                    gather(pairs, &probe),
+                    gather(dictionary.distinct(), &probe),
+                    gather(failures.map(|()| 0u8), &probe),
+                ),
+                Deliver::ByEvent => {
+                    // The strings of each event's terms: joins with the dictionary by term id
+                    // (key: TermId), then by event id (key: EventId).
+                    let dictionary = dictionary.distinct();
+                    let term_names = dictionary
+                        .clone()
+                        .filter(|(is_event, _, _)| !is_event)
+                        .map(|(_, t, text)| (t, text));
+                    let event_names = dictionary
+                        .filter(|(is_event, _, _)| *is_event)
+                        .map(|(_, e, text)| (e, text));
+                    let named = scored
+                        .map(|(e, stat)| (stat.0, (e, stat)))
+                        .join_map(term_names, |_, &(e, stat), term| (e, (term.clone(), stat)))
+                        .join_map(event_names, |&e, (term, stat), name| {
+                            ((e, name.clone()), term.clone(), *stat)
+                        });
+                    // Exchange key: the event's statistics worker.
+                    Sinks::ByEvent(
+                        route(named, &probe, move |t: &NamedTerm| {
+                            keys::stats_worker(t.0 .0, peers) as u64
+                        }),
+                        everywhere(failures.map(|()| 0u8), &probe),
+                    )
+                }
+            };
             (
                 occ_in,
                 pair_in,
@@ -319,23 +406,40 @@ pub fn run_worker(
     drop((occ_in, pair_in, bg_in, dict_in, fail_in));
     worker.step_while(|| !probe.done());
 
-    if index != 0 {
-        return None;
+    match sinks {
+        Sinks::Gather(..) if index != 0 => None,
+        Sinks::Gather(terms, pairs, dictionary, failures) => {
+            let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
+            let pairs = snapshot(take(&pairs)).into_iter().map(|(d, _)| d).collect();
+            let dictionary = snapshot(take(&dictionary))
+                .into_iter()
+                .map(|(d, _)| d)
+                .collect();
+            let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
+            Some(Delivered::Gathered(Gathered {
+                terms,
+                pairs,
+                dictionary,
+                failures,
+            }))
+        }
+        Sinks::ByEvent(terms, failures) => {
+            let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
+            let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
+            Some(Delivered::Share(Share { terms, failures }))
+        }
     }
-    let (terms, pairs, dictionary, failures) = sinks;
-    let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
-    let pairs = snapshot(take(&pairs)).into_iter().map(|(d, _)| d).collect();
-    let dictionary = snapshot(take(&dictionary))
-        .into_iter()
-        .map(|(d, _)| d)
-        .collect();
-    let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
-    Some(Gathered {
-        terms,
-        pairs,
-        dictionary,
-        failures,
-    })
+}
+
+/// The sinks of the results, by [`Deliver`].
+enum Sinks {
+    Gather(
+        Sink<(EventId, TermStat)>,
+        Sink<PairStat>,
+        Sink<DictEntry>,
+        Sink<u8>,
+    ),
+    ByEvent(Sink<NamedTerm>, Sink<u8>),
 }
 
 /// The distinct (event, term)s of each segment, with `diff`, summed over the segments; and the

@@ -79,6 +79,12 @@ pub fn event_owners<K: Ord + Clone>(sizes: &BTreeMap<K, u64>, peers: usize) -> B
         .collect()
 }
 
+/// The worker that receives key event `e`'s statistics in `epimine run` (which then sends them
+/// on to the event's owner, [`event_owners`]): its id's high bits, spread over the workers.
+pub fn stats_worker(e: EventId, peers: usize) -> usize {
+    ((u128::from(e) * peers.max(1) as u128) >> 64) as usize
+}
+
 /// The worker that reads input unit `unit` (a Parquet row group or a background line).
 pub fn owner(unit: usize, peers: usize) -> usize {
     unit % peers

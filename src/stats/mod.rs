@@ -4,13 +4,14 @@
 //!
 //! Outputs `<out>/terms.parquet` and `<out>/pairs.parquet`, byte-identical whatever the number of
 //! workers and processes: all results are gathered at worker 0 and sorted by strings before
-//! they are written.
+//! they are written. `epimine run` takes the terms spread instead ([`compute_by_event`]): each
+//! event's on one worker, never all in one process.
 
 pub mod dataflow;
 pub mod formulas;
 pub mod keys;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use crate::background::{self, Background, BackgroundError};
@@ -20,7 +21,7 @@ use crate::progress::Stage;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Pair, Segment, Term};
 
-use dataflow::Gathered;
+use dataflow::{Deliver, Delivered, Gathered, NamedTerm};
 
 /// Errors of the statistics job.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +74,87 @@ pub fn compute(
     background: &Background,
     cluster: &Cluster,
 ) -> Result<Option<StatsOutput>, StatsError> {
+    let delivered = execute(rounds, background, cluster, Deliver::Gather)?;
+    let gathered = delivered.into_iter().find_map(|(_, d)| match d {
+        Delivered::Gathered(g) => Some(g),
+        Delivered::Share(_) => None,
+    });
+    match gathered {
+        Some(g) if g.failures > 0 => Err(StatsError::WorkersFailed(g.failures)),
+        Some(g) => to_rows(g).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// This process's workers' shares of the terms (no pairs): worker index → event → the event's
+/// terms sorted by term, with synonym groups as [`compute`] numbers them. Every event's terms
+/// are on exactly one worker ([`keys::stats_worker`]), so no process holds more than its share
+/// (`epimine run` sends each share on to the events' owners). The same rows as [`compute`]'s.
+pub fn compute_by_event(
+    rounds: &[Round],
+    background: &Background,
+    cluster: &Cluster,
+) -> Result<BTreeMap<usize, BTreeMap<String, Vec<Term>>>, StatsError> {
+    let delivered = execute(rounds, background, cluster, Deliver::ByEvent)?;
+    let mut shares = BTreeMap::new();
+    for (worker, d) in delivered {
+        let Delivered::Share(share) = d else { continue };
+        if share.failures > 0 {
+            return Err(StatsError::WorkersFailed(share.failures));
+        }
+        shares.insert(worker, share_rows(share.terms)?);
+    }
+    Ok(shares)
+}
+
+/// One worker's named terms as rows by event (a term id with two strings is a collision).
+fn share_rows(terms: Vec<NamedTerm>) -> Result<BTreeMap<String, Vec<Term>>, StatsError> {
+    let mut seen: HashMap<(u64, u64), String> = HashMap::new();
+    let mut by_event: BTreeMap<String, Vec<Term>> = BTreeMap::new();
+    for ((e, event), term, (t, freq, bg_freq, sal, salient)) in terms {
+        if let Some(old) = seen.insert((e, t), term.clone()) {
+            return Err(StatsError::Collision(old, term));
+        }
+        by_event.entry(event.clone()).or_default().push(Term {
+            key_event: event,
+            term,
+            freq,
+            bg_freq,
+            salience: f64::from_bits(sal),
+            salient,
+            expanded_from: None,
+            group: None,
+        });
+    }
+    for rows in by_event.values_mut() {
+        rows.sort_by(|a, b| a.term.cmp(&b.term));
+        number_groups(rows);
+    }
+    Ok(by_event)
+}
+
+/// Synonym groups without word vectors, for one event's terms: each salient term is its own
+/// group, numbered by descending salience (ties by term).
+fn number_groups(rows: &mut [Term]) {
+    let mut salient: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].salient).collect();
+    salient.sort_by(|&a, &b| {
+        rows[b]
+            .salience
+            .total_cmp(&rows[a].salience)
+            .then_with(|| rows[a].term.cmp(&rows[b].term))
+    });
+    for (group, i) in salient.into_iter().enumerate() {
+        rows[i].group = Some(group as u32);
+    }
+}
+
+/// The dataflow on every worker of this process: (worker index, what it delivered).
+fn execute(
+    rounds: &[Round],
+    background: &Background,
+    cluster: &Cluster,
+    deliver: Deliver,
+) -> Result<Vec<(usize, Delivered)>, StatsError> {
     let rounds = Arc::new(rounds.to_vec());
     let background = Arc::new(background.clone());
     let errors: Arc<Mutex<Vec<StatsError>>> = Arc::new(Mutex::new(Vec::new()));
@@ -90,7 +172,7 @@ pub fn compute(
             .map(|(t, n)| (keys::term_id(&t), n))
             .collect();
         // Each round is streamed into the dataflow one row group at a time; a worker that
-        // fails to read reports it in the dataflow, and worker 0 then refuses to write.
+        // fails to read reports it in the dataflow, and the results are then refused.
         let started = std::time::Instant::now();
         let mut read = |round: usize, feed: &mut dyn FnMut(&[Segment])| -> bool {
             match stream_shard(&runtime, &rounds[round].corpus, index, peers, feed) {
@@ -103,27 +185,21 @@ pub fn compute(
             }
         };
         let signs: Vec<isize> = rounds.iter().map(|r| r.sign).collect();
-        let gathered = dataflow::run_worker(worker, n_bg, bg, &signs, &mut read);
+        let delivered = dataflow::run_worker(worker, n_bg, bg, &signs, &mut read, deliver);
         tracing::debug!(
             worker = index,
             secs = started.elapsed().as_secs_f64(),
             "dataflow done"
         );
-        gathered
+        delivered.map(|d| (index, d))
     })?;
-    let gathered: Option<Gathered> = results.into_iter().flatten().next();
     if let Some(e) = errors.lock().expect("error list").drain(..).next() {
         return Err(e);
     }
-    match gathered {
-        Some(g) if g.failures > 0 => Err(StatsError::WorkersFailed(g.failures)),
-        Some(g) => to_rows(g).map(Some),
-        None => Ok(None),
-    }
+    Ok(results.into_iter().flatten().collect())
 }
 
-/// Turns gathered ids into sorted rows. Synonym groups without word vectors: each salient term
-/// is its own group, numbered by descending salience (ties by term).
+/// Turns gathered ids into sorted rows, with synonym groups ([`number_groups`]).
 fn to_rows(g: Gathered) -> Result<StatsOutput, StatsError> {
     let mut events: HashMap<u64, String> = HashMap::new();
     let mut terms: HashMap<u64, String> = HashMap::new();
@@ -159,16 +235,7 @@ fn to_rows(g: Gathered) -> Result<StatsOutput, StatsError> {
                 .iter()
                 .take_while(|t| t.key_event == term_rows[start].key_event)
                 .count();
-        let mut salient: Vec<usize> = (start..end).filter(|&i| term_rows[i].salient).collect();
-        salient.sort_by(|&a, &b| {
-            term_rows[b]
-                .salience
-                .total_cmp(&term_rows[a].salience)
-                .then_with(|| term_rows[a].term.cmp(&term_rows[b].term))
-        });
-        for (group, i) in salient.into_iter().enumerate() {
-            term_rows[i].group = Some(group as u32);
-        }
+        number_groups(&mut term_rows[start..end]);
         start = end;
     }
     let mut pair_rows: Vec<Pair> = g
