@@ -1,5 +1,5 @@
 //! The `epimine` binary: parse, run, report. Errors become a message and exit code 1; a run
-//! that skipped some key events exits with 3.
+//! that skipped some key events, or whose LLM trials fell back to no-LLM episodes, exits with 3.
 
 use anyhow::Context;
 use clap::Parser;
@@ -27,7 +27,7 @@ fn init_logging(verbose: u8) {
 enum ExitStatus {
     /// Everything done.
     Done,
-    /// Done, but some key events were skipped (exit code 3).
+    /// Done, but some key events were skipped, or fell back to no-LLM episodes (exit code 3).
     Partial,
 }
 
@@ -198,6 +198,27 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                     report.events.len(),
                     outcome.out
                 );
+                if report.llm.is_some() {
+                    let fell_back: Vec<_> = report
+                        .events
+                        .iter()
+                        .filter(|e| e.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty()))
+                        .collect();
+                    let with_llm = report
+                        .events
+                        .iter()
+                        .filter(|e| e.llm.as_ref().is_some_and(|l| l.trials_ok > 0))
+                        .count();
+                    println!(
+                        "LLM: episodes from the LLM for {with_llm} events; {} events fell back to no-LLM episodes in some trial",
+                        fell_back.len()
+                    );
+                    for e in fell_back {
+                        for f in &e.llm.as_ref().expect("filtered").fallbacks {
+                            println!("fell back {} (trial {}): {}", e.key_event, f.trial, f.error);
+                        }
+                    }
+                }
                 for e in report.events.iter().filter(|e| e.status != "ok") {
                     println!(
                         "skipped {}: {}",

@@ -113,10 +113,20 @@ fn openai_requests_have_the_chat_shape() {
     assert_eq!(r.body["model"], "test-model");
     assert_eq!(r.body["messages"][0]["role"], "user");
     assert!(r.body["max_tokens"].is_number() && r.body["temperature"].is_number());
+    // A seed per trial: trials differ, the same trial repeats.
+    estimate(&client, 1, 1).unwrap();
+    estimate(&client, 0, 1).unwrap();
+    let seeds: Vec<u64> = server.requests()[..3]
+        .iter()
+        .map(|r| r.body["seed"].as_u64().expect("a seed"))
+        .collect();
+    assert_ne!(seeds[0], seeds[1]);
+    assert_eq!(seeds[0], seeds[2]);
+    assert!(seeds.iter().all(|&s| s < 1 << 31));
     // A local server without a key gets no Authorization header.
     let client = Client::new(&config(Backend::Openai, &url, None), None).unwrap();
     estimate(&client, 0, 1).unwrap();
-    assert!(!server.requests()[1].headers.contains_key("authorization"));
+    assert!(!server.requests()[3].headers.contains_key("authorization"));
 }
 
 #[test]
@@ -197,7 +207,34 @@ fn refusals_are_not_retried_and_never_show_the_key() {
     )
     .unwrap();
     let err = estimate(&client, 0, 1).unwrap_err().to_string();
-    assert!(err.contains("401") && err.contains("[key]"), "{err}");
+    assert!(
+        err.contains("401") && err.contains("ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+    assert!(!err.contains(KEY), "{err}");
+    assert_eq!(server.requests().len(), 1);
+    // A refused key stops the stage: the next estimation sends nothing and says why.
+    let next = estimate(&client, 1, 1).unwrap_err();
+    assert!(
+        matches!(&next, LlmError::Stopped(why) if why.contains("ANTHROPIC_API_KEY")),
+        "{next}"
+    );
+    assert_eq!(server.requests().len(), 1);
+    // Another refusal (400) is not retried either, and the server's echo of the key is hidden.
+    let server = LlmServer::start(Protocol::Anthropic, |req, _| {
+        Reply::Status(
+            400,
+            vec![],
+            format!("bad request with x-api-key {}", req.headers["x-api-key"]),
+        )
+    });
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    let err = estimate(&client, 0, 1).unwrap_err().to_string();
+    assert!(err.contains("400") && err.contains("[key]"), "{err}");
     assert!(!err.contains(KEY), "{err}");
     assert_eq!(server.requests().len(), 1);
 }
@@ -242,7 +279,7 @@ fn invalid_answers_are_sent_back_with_what_was_wrong() {
     .unwrap();
     let err = estimate(&client, 0, 2).unwrap_err();
     assert!(
-        matches!(&err, LlmError::Invalid { attempts: 3, problem } if problem.contains("episode 1: `title` has 3 fields")),
+        matches!(&err, LlmError::Invalid { attempts: 3, problem, answer } if problem.contains("episode 1: `title` has 3 fields") && answer.starts_with("<answer>[{\"title\"")),
         "{err}"
     );
     let reqs = server.requests();
@@ -289,6 +326,32 @@ fn the_cache_answers_a_second_run_without_requests() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         assert!(!text.contains(KEY));
     }
+}
+
+#[test]
+fn invalid_answers_are_not_cached() {
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    // Invalid first, valid after.
+    let server = LlmServer::start(Protocol::Anthropic, |req, n| match n {
+        0 => Reply::Text("Sure! <answer></answer>".into()),
+        _ => good(req),
+    });
+    let cfg = config(Backend::Anthropic, &server.url, Some(&cache));
+    let first = Client::new(&cfg, Some(KEY.into())).unwrap();
+    let a = estimate(&first, 0, 1).unwrap();
+    assert_eq!((first.usage().requests, first.usage().repairs), (2, 1));
+    assert!(server.requests()[1]
+        .last_message()
+        .contains("tags are empty"));
+    // Only the repaired conversation's valid answer was cached: a second run asks the first
+    // question again (and gets a valid answer, which is cached), a third asks nothing.
+    let second = Client::new(&cfg, Some(KEY.into())).unwrap();
+    assert_eq!(estimate(&second, 0, 1).unwrap(), a);
+    assert_eq!(second.usage().requests, 1);
+    let third = Client::new(&cfg, Some(KEY.into())).unwrap();
+    estimate(&third, 0, 1).unwrap();
+    assert_eq!((third.usage().requests, third.usage().cache_hits), (0, 1));
 }
 
 // ---- `epimine run` end to end ----
@@ -488,9 +551,19 @@ fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
         &out,
         &llm_sets(&server.url, &dir.path().join("c"), 1),
     );
-    assert_eq!(code, Some(0), "{log}");
+    // A fallback is a partial run: exit code 3, and the last lines say which and why.
+    assert_eq!(code, Some(3), "{log}");
+    assert!(
+        log.contains("episodes from the LLM for 2 events; 1 events fell back"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("fell back {} (trial 0):", events[0])),
+        "{log}"
+    );
     let r = report(&out);
     assert_eq!(r["llm"]["fallbacks"], 1);
+    assert_eq!(r["partial"], true);
     let failed = r["events"]
         .as_array()
         .unwrap()
@@ -517,6 +590,34 @@ fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
             .len(),
         3
     );
+}
+
+#[test]
+fn a_refused_key_stops_the_llm_stage_after_one_request() {
+    let dir = scratch();
+    let corpus = synth3(dir.path());
+    let server = LlmServer::start(Protocol::Openai, |_, _| {
+        Reply::Status(401, vec![], "invalid key".into())
+    });
+    let out = dir.path().join("out");
+    let mut sets = llm_sets(&server.url, &dir.path().join("c"), 2);
+    sets.push("llm.concurrency=1".into());
+    let (code, log) = run_llm(&corpus, &out, &sets);
+    // 3 events × 2 trials, one request: every trial falls back, the run says so and why.
+    assert_eq!(server.requests().len(), 1, "{log}");
+    assert_eq!(code, Some(3), "{log}");
+    assert!(
+        log.contains("episodes from the LLM for 0 events; 3 events fell back"),
+        "{log}"
+    );
+    assert!(
+        log.contains("EPIMINE_TEST_LLM_KEY") && !log.contains(KEY),
+        "{log}"
+    );
+    let r = report(&out);
+    assert_eq!(r["llm"]["fallbacks"], 6);
+    let episodes: Vec<Episode> = read(&out);
+    assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "clusters"));
 }
 
 #[test]

@@ -50,6 +50,9 @@ pub struct Client {
     url: String,
     cache: Option<PathBuf>,
     counters: Counters,
+    /// Set when the server refused the key: no further request is sent.
+    stopped: std::sync::atomic::AtomicBool,
+    stop_reason: std::sync::Mutex<String>,
 }
 
 /// The first delay between retries; it doubles each attempt (with jitter), up to [`MAX_DELAY`].
@@ -64,6 +67,8 @@ enum Failure {
     Retry(String, Option<Duration>),
     /// Not worth one.
     Fatal(String),
+    /// The key was refused (401/403): not worth any further request in this run.
+    Auth(u16),
 }
 
 impl Client {
@@ -71,6 +76,7 @@ impl Client {
     pub fn new(config: &LlmConfig, key: Option<String>) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs_f64(config.timeout))
+            .connect_timeout(Duration::from_secs_f64(config.connect_timeout))
             .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| LlmError::Client(e.to_string()))?;
@@ -92,6 +98,8 @@ impl Client {
             url,
             cache,
             counters: Counters::default(),
+            stopped: Default::default(),
+            stop_reason: Default::default(),
         })
     }
 
@@ -134,31 +142,56 @@ impl Client {
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    /// One completion: from the cache, else from the server with retries. `trial` tells the
-    /// trials of one prompt apart (in the cache key; the request itself is the same).
-    pub async fn complete(&self, messages: &[Message], trial: u32) -> Result<String, LlmError> {
-        let cached = self
-            .cache
+    fn cache_path(&self, messages: &[Message], trial: u32) -> Option<std::path::PathBuf> {
+        self.cache
             .as_ref()
-            .map(|dir| dir.join(format!("{}.json", self.cache_key(messages, trial))));
-        if let Some(path) = &cached {
-            if let Ok(bytes) = tokio::fs::read(path).await {
+            .map(|dir| dir.join(format!("{}.json", self.cache_key(messages, trial))))
+    }
+
+    /// One completion: from the cache (`true`), else from the server with retries (`false`).
+    /// `trial` tells the trials of one prompt apart (in the cache key and, for OpenAI-style
+    /// servers, in the request's `seed`). The answer is not cached here: the caller
+    /// [`store`](Self::store)s the answers it accepts.
+    pub async fn complete(
+        &self,
+        messages: &[Message],
+        trial: u32,
+    ) -> Result<(String, bool), LlmError> {
+        if self.stopped.load(Ordering::Relaxed) {
+            let why = self.stop_reason.lock().expect("stop reason").clone();
+            return Err(LlmError::Stopped(why));
+        }
+        if let Some(path) = self.cache_path(messages, trial) {
+            if let Ok(bytes) = tokio::fs::read(&path).await {
                 if let Some(text) = serde_json::from_slice::<Value>(&bytes)
                     .ok()
                     .and_then(|v| v.get("text")?.as_str().map(str::to_string))
                 {
                     self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(text);
+                    return Ok((text, true));
                 }
             }
         }
         let text = self.request_with_retries(messages, trial).await?;
-        if let Some(path) = cached {
+        Ok((text, false))
+    }
+
+    /// Caches an accepted answer (whole or not at all; a failure is only a warning).
+    pub async fn store(&self, messages: &[Message], trial: u32, text: &str) {
+        if let Some(path) = self.cache_path(messages, trial) {
             if let Err(e) = write_whole(&path, &json!({ "text": text })).await {
                 tracing::warn!("LLM cache {}: {e}", path.display());
             }
         }
-        Ok(text)
+    }
+
+    /// The seed of a trial's request: from the prompt and the trial, so that trials differ and
+    /// a re-run repeats (31 bits: servers take it as a signed integer).
+    fn seed(messages: &[Message], trial: u32) -> u64 {
+        let mut h = Sha256::new();
+        h.update(serde_json::to_vec(messages).expect("messages serialize"));
+        h.update(trial.to_le_bytes());
+        u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes")) >> 33
     }
 
     async fn request_with_retries(
@@ -166,7 +199,7 @@ impl Client {
         messages: &[Message],
         trial: u32,
     ) -> Result<String, LlmError> {
-        let body = self.request_body(messages);
+        let body = self.request_body(messages, trial);
         let mut attempt = 0u32;
         loop {
             if self.counters.requests.fetch_add(1, Ordering::Relaxed) >= self.config.max_requests {
@@ -178,6 +211,16 @@ impl Client {
                 Err(f) => f,
             };
             match failure {
+                Failure::Auth(status) => {
+                    let error = LlmError::Auth {
+                        status,
+                        url: self.url.clone(),
+                        variable: self.config.key_variable().to_string(),
+                    };
+                    *self.stop_reason.lock().expect("stop reason") = error.to_string();
+                    self.stopped.store(true, Ordering::Relaxed);
+                    return Err(error);
+                }
                 Failure::Fatal(why) => return Err(LlmError::Request(self.scrub(why))),
                 Failure::Retry(why, _) if attempt >= self.config.retries => {
                     return Err(LlmError::Exhausted {
@@ -200,9 +243,10 @@ impl Client {
         }
     }
 
-    fn request_body(&self, messages: &[Message]) -> Value {
+    fn request_body(&self, messages: &[Message], trial: u32) -> Value {
         let c = &self.config;
         match c.backend {
+            // The Messages API has no seed.
             Backend::Anthropic => json!({
                 "model": c.model,
                 "max_tokens": c.max_tokens,
@@ -214,6 +258,7 @@ impl Client {
                 "messages": messages,
                 "temperature": c.temperature,
                 "max_tokens": c.max_tokens,
+                "seed": Self::seed(messages, trial),
             }),
         }
     }
@@ -248,6 +293,9 @@ impl Client {
         }
         if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 529 {
             return Err(Failure::Retry(format!("HTTP {status}"), retry_after));
+        }
+        if matches!(status.as_u16(), 401 | 403) {
+            return Err(Failure::Auth(status.as_u16()));
         }
         if !status.is_success() {
             return Err(Failure::Fatal(format!(

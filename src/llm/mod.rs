@@ -62,6 +62,9 @@ pub struct LlmConfig {
     pub concurrency: usize,
     /// Seconds to wait for one answer.
     pub timeout: f64,
+    /// Seconds to wait for the connection to the server (apart from `timeout`: a server that is
+    /// down is found at once, a slow model on a CPU may still take minutes to answer).
+    pub connect_timeout: f64,
     /// The environment variable holding the API key (default `ANTHROPIC_API_KEY` /
     /// `OPENAI_API_KEY`). The key is read only from there; it is never written anywhere.
     pub api_key_env: Option<String>,
@@ -90,6 +93,7 @@ impl Default for LlmConfig {
             trials: 1,
             concurrency: 4,
             timeout: 120.0,
+            connect_timeout: 10.0,
             api_key_env: None,
             retries: 5,
             answer_retries: 2,
@@ -133,13 +137,40 @@ pub enum LlmError {
     #[error("the run's budget of {0} requests (llm.max_requests) is spent")]
     Budget(u64),
     /// Every answer was invalid.
-    #[error("no valid answer after {attempts} answers; the last: {problem}")]
+    #[error("no valid answer after {attempts} answers; the last: {problem}; it read: {answer:?}")]
     Invalid {
         /// Answers received.
         attempts: u32,
         /// What was wrong with the last.
         problem: String,
+        /// The start of the last answer (at most 1 KB), to see what the model said.
+        answer: String,
     },
+    /// The server refused the key (401 or 403): the LLM stage stops, no further request.
+    #[error("HTTP {status} from {url}: the server refused the API key in {variable} (llm.api_key_env); no further LLM requests in this run")]
+    Auth {
+        /// The HTTP status.
+        status: u16,
+        /// The endpoint.
+        url: String,
+        /// The variable that holds the key (never its value).
+        variable: String,
+    },
+    /// An earlier request of this run was refused for its key; this one was not sent.
+    #[error("not sent: {0}")]
+    Stopped(String),
+}
+
+/// The start of `text`, at most `limit` bytes (on a character boundary), marked when cut.
+pub fn head(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 impl LlmConfig {
@@ -219,6 +250,9 @@ impl LlmConfig {
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             return bad("timeout", "must be a positive number of seconds");
         }
+        if !(self.connect_timeout > 0.0 && self.connect_timeout.is_finite()) {
+            return bad("connect_timeout", "must be a positive number of seconds");
+        }
         if self.max_tokens == 0 {
             return bad("max_tokens", "must be at least 1");
         }
@@ -251,14 +285,21 @@ pub async fn estimate(
     }];
     let mut answers = 0;
     loop {
-        let text = client.complete(&messages, trial).await?;
+        let (text, from_cache) = client.complete(&messages, trial).await?;
         answers += 1;
         match prompt::parse_answer(&text, max) {
-            Ok(episodes) => return Ok(episodes),
+            Ok(episodes) => {
+                // Only answers that parse are cached: a re-run asks again for the others.
+                if !from_cache {
+                    client.store(&messages, trial, &text).await;
+                }
+                return Ok(episodes);
+            }
             Err(problem) if answers > answer_retries => {
                 return Err(LlmError::Invalid {
                     attempts: answers,
                     problem,
+                    answer: head(&text, 1024),
                 })
             }
             Err(problem) => {

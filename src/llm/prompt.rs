@@ -64,18 +64,36 @@ subject, action, object, time, location), \"keywords\" (a list of 5-10 strings) 
     )
 }
 
-/// The JSON text of an answer: inside the last `<answer>…</answer>`, else the last fenced code
-/// block (```json … ```), else the whole text.
+/// The JSON text of an answer: inside the last non-empty `<answer>…</answer>` (a model may echo
+/// the prompt's empty template after or before its answer), else the last fenced code block
+/// (```json … ```), else the whole text outside empty answer tags.
 pub fn extract_json(text: &str) -> &str {
-    if let Some(start) = text.rfind("<answer>") {
+    let mut end = text.len();
+    while let Some(start) = text[..end].rfind("<answer>") {
         let rest = &text[start + "<answer>".len()..];
-        let inner = rest.find("</answer>").map_or(rest, |end| &rest[..end]);
-        return strip_fence(inner.trim());
+        let inner = rest.find("</answer>").map_or(rest, |e| &rest[..e]);
+        let inner = strip_fence(inner.trim());
+        if !inner.is_empty() {
+            return inner;
+        }
+        end = start;
     }
     if let Some(block) = last_fenced_block(text) {
         return block.trim();
     }
-    text.trim()
+    let trimmed = text.trim();
+    if end == text.len() {
+        return trimmed;
+    }
+    // Only empty answer tags: JSON outside them, if any.
+    let outside = trimmed
+        .strip_suffix("<answer></answer>")
+        .or_else(|| trimmed.strip_prefix("<answer></answer>"))
+        .map_or(trimmed, str::trim);
+    match outside.find(['[', '{']) {
+        Some(start) => &outside[start..],
+        None => "",
+    }
 }
 
 fn strip_fence(text: &str) -> &str {
@@ -100,7 +118,13 @@ fn last_fenced_block(text: &str) -> Option<&str> {
 pub fn parse_answer(text: &str, max: usize) -> Result<Vec<LlmEpisode>, String> {
     let json = extract_json(text);
     if json.is_empty() {
-        return Err("the answer is empty".into());
+        return Err(if text.contains("<answer>") {
+            "its <answer></answer> tags are empty (an echo of the prompt's template?) and no JSON \
+             is anywhere else"
+                .into()
+        } else {
+            "the answer is empty".into()
+        });
     }
     let value: Value =
         serde_json::from_str(json).map_err(|e| format!("the answer is not valid JSON ({e})"))?;
@@ -240,6 +264,15 @@ mod tests {
         assert_eq!(eps[1].example_sentences.len(), 3);
         let wrapped = format!("{{\"episodes\": {GOOD}}}");
         assert_eq!(parse_answer(&wrapped, 2).unwrap().len(), 2);
+        // The prompt's empty template echoed after, or before, the answer.
+        let echo_after = format!("<answer>\n{GOOD}\n</answer>\n<answer></answer>");
+        assert_eq!(parse_answer(&echo_after, 3).unwrap(), eps_of_good());
+        let echo_then_json = format!("<answer></answer>\n{GOOD}");
+        assert_eq!(parse_answer(&echo_then_json, 3).unwrap(), eps_of_good());
+    }
+
+    fn eps_of_good() -> Vec<LlmEpisode> {
+        parse_answer(GOOD, 3).unwrap()
     }
 
     #[test]
@@ -256,6 +289,7 @@ mod tests {
         let one_example = GOOD.replace(r#", "The crowd dispersed.""#, "");
         assert!(err(&one_example, 3).starts_with("episode 2: 1 example sentences"));
         assert!(err("", 3).contains("empty"));
+        assert!(err("Sure! <answer></answer>", 3).contains("tags are empty"));
         assert!(err("42", 3).contains("neither"));
         assert!(repair_note("x").contains("<answer></answer>"));
     }

@@ -347,7 +347,10 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         }),
         stages,
         llm: gathered.llm,
-        partial: statuses.iter().any(|s| s.status != "ok"),
+        // Skipped events, and events whose LLM trials fell back to no-LLM episodes.
+        partial: statuses
+            .iter()
+            .any(|s| s.status != "ok" || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())),
         events: statuses,
         checkpoints: summary,
         tables,

@@ -204,7 +204,7 @@ pub struct RunReport {
     pub llm: Option<LlmReport>,
     /// Per event.
     pub events: Vec<EventStatus>,
-    /// Whether some event failed.
+    /// Whether some event failed, or fell back to no-LLM episodes in some LLM trial.
     pub partial: bool,
     /// Events computed and reused.
     pub checkpoints: CheckpointSummary,
