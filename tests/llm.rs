@@ -98,6 +98,41 @@ fn anthropic_requests_have_the_messages_shape() {
     );
     assert!(prompt.contains("at least 2 and at most 3 potential episodes"));
     assert_eq!(client.usage().requests, 1);
+    // Structured output: a forced tool call whose input schema states the prompt's counts.
+    assert_eq!(r.body["tools"][0]["name"], "episodes");
+    assert_eq!(
+        r.body["tools"][0]["input_schema"]["properties"]["episodes"]["maxItems"],
+        3
+    );
+    assert_eq!(
+        r.body["tool_choice"],
+        serde_json::json!({"type": "tool", "name": "episodes"})
+    );
+    // A tool_use answer is read from its input.
+    let server = LlmServer::start(Protocol::Anthropic, |req, _| {
+        let text = good_answer(&req.prompt(), 2);
+        let start = text.find("<answer>").unwrap() + "<answer>".len();
+        let end = text.rfind("</answer>").unwrap();
+        let episodes: Value = serde_json::from_str(&text[start..end]).unwrap();
+        Reply::Status(
+            200,
+            vec![],
+            serde_json::json!({
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "episodes",
+                             "input": {"episodes": episodes}}],
+                "stop_reason": "tool_use",
+            })
+            .to_string(),
+        )
+    });
+    let client = Client::new(
+        &config(Backend::Anthropic, &server.url, None),
+        Some(KEY.into()),
+    )
+    .unwrap();
+    assert_eq!(estimate(&client, 0, 1).unwrap(), episodes);
 }
 
 #[test]
@@ -113,6 +148,11 @@ fn openai_requests_have_the_chat_shape() {
     assert_eq!(r.body["model"], "test-model");
     assert_eq!(r.body["messages"][0]["role"], "user");
     assert!(r.body["max_tokens"].is_number() && r.body["temperature"].is_number());
+    assert_eq!(r.body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        r.body["response_format"]["json_schema"]["schema"]["required"],
+        serde_json::json!(["episodes"])
+    );
     // A seed per trial: trials differ, the same trial repeats.
     estimate(&client, 1, 1).unwrap();
     estimate(&client, 0, 1).unwrap();
@@ -329,6 +369,44 @@ fn the_cache_answers_a_second_run_without_requests() {
 }
 
 #[test]
+fn a_server_that_rejects_structured_output_is_asked_without_it_from_then_on() {
+    let server = LlmServer::start(Protocol::Openai, |req, _| {
+        if req.body.get("response_format").is_some() {
+            Reply::Status(
+                400,
+                vec![],
+                r#"{"error": {"message": "Unrecognized request argument supplied: response_format"}}"#
+                    .into(),
+            )
+        } else {
+            good(req)
+        }
+    });
+    let client = Client::new(&config(Backend::Openai, &server.url, None), None).unwrap();
+    assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
+    assert_eq!(estimate(&client, 1, 1).unwrap().len(), 2);
+    let reqs = server.requests();
+    // One refused request, then without the field for the rest of the run.
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[0].body.get("response_format").is_some());
+    assert!(reqs[1..]
+        .iter()
+        .all(|r| r.body.get("response_format").is_none()));
+    let why = client.structured_off().expect("said why");
+    assert!(
+        why.contains("400") && why.contains("response_format"),
+        "{why}"
+    );
+    // With `structured = false` the field is never sent.
+    let mut cfg = config(Backend::Openai, &server.url, None);
+    cfg.structured = false;
+    let client = Client::new(&cfg, None).unwrap();
+    estimate(&client, 0, 1).unwrap();
+    assert!(server.requests()[3].body.get("response_format").is_none());
+    assert!(client.structured_off().is_none());
+}
+
+#[test]
 fn invalid_answers_are_not_cached() {
     let dir = scratch();
     let cache = dir.path().join("cache");
@@ -440,6 +518,8 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     let r = report(&first);
     assert_eq!(r["llm"]["backend"], "openai");
     assert_eq!(r["llm"]["usage"]["requests"], 6, "3 events × 2 trials");
+    assert_eq!(r["llm"]["structured"], true);
+    assert!(r["llm"]["structured_off"].is_null());
     assert_eq!(r["llm"]["usage"]["cache_hits"], 0);
     assert_eq!(r["llm"]["fallbacks"], 0);
     assert_eq!(server.requests().len(), 6);

@@ -53,7 +53,13 @@ pub struct Client {
     /// Set when the server refused the key: no further request is sent.
     stopped: std::sync::atomic::AtomicBool,
     stop_reason: std::sync::Mutex<String>,
+    /// Set when the server rejected the structured-output field: later requests go without it.
+    unstructured: std::sync::atomic::AtomicBool,
+    unstructured_reason: std::sync::Mutex<Option<String>>,
 }
+
+/// The request fields of structured output a server may reject, as they appear in its error.
+const STRUCTURED_FIELDS: [&str; 4] = ["response_format", "json_schema", "tool_choice", "tools"];
 
 /// The first delay between retries; it doubles each attempt (with jitter), up to [`MAX_DELAY`].
 const BASE_DELAY: Duration = Duration::from_millis(250);
@@ -65,10 +71,10 @@ const MAX_RETRY_AFTER: f64 = 600.0;
 enum Failure {
     /// Worth another attempt, after at least this long.
     Retry(String, Option<Duration>),
-    /// Not worth one.
-    Fatal(String),
     /// The key was refused (401/403): not worth any further request in this run.
     Auth(u16),
+    /// Another 4xx refusal, with the server's body.
+    Refused(u16, String),
 }
 
 impl Client {
@@ -100,6 +106,8 @@ impl Client {
             counters: Counters::default(),
             stopped: Default::default(),
             stop_reason: Default::default(),
+            unstructured: Default::default(),
+            unstructured_reason: Default::default(),
         })
     }
 
@@ -118,13 +126,23 @@ impl Client {
         }
     }
 
+    /// Why structured output was turned off in this run (the server rejected it), if it was.
+    pub fn structured_off(&self) -> Option<String> {
+        self.unstructured_reason.lock().expect("reason").clone()
+    }
+
+    /// Whether requests ask for structured output now.
+    fn structured(&self) -> bool {
+        self.config.structured && !self.unstructured.load(Ordering::Relaxed)
+    }
+
     pub(super) fn count_repair(&self) {
         self.counters.repairs.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The cache key of a completion: backend, model, prompt (every message), trial,
-    /// temperature and max_tokens.
-    fn cache_key(&self, messages: &[Message], trial: u32) -> String {
+    /// temperature, max_tokens and the answer's schema when structured output is asked for.
+    fn cache_key(&self, messages: &[Message], trial: u32, schema: Option<&Value>) -> String {
         let mut h = Sha256::new();
         let prompt = serde_json::to_vec(messages).expect("messages serialize");
         let prompt_hash = Sha256::digest(&prompt);
@@ -135,6 +153,7 @@ impl Client {
             &trial.to_le_bytes(),
             &self.config.temperature.to_bits().to_le_bytes(),
             &self.config.max_tokens.to_le_bytes(),
+            schema.map(|v| v.to_string()).unwrap_or_default().as_bytes(),
         ] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
@@ -142,26 +161,37 @@ impl Client {
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    fn cache_path(&self, messages: &[Message], trial: u32) -> Option<std::path::PathBuf> {
+    fn cache_path(
+        &self,
+        messages: &[Message],
+        trial: u32,
+        schema: Option<&Value>,
+    ) -> Option<std::path::PathBuf> {
         self.cache
             .as_ref()
-            .map(|dir| dir.join(format!("{}.json", self.cache_key(messages, trial))))
+            .map(|dir| dir.join(format!("{}.json", self.cache_key(messages, trial, schema))))
     }
 
     /// One completion: from the cache (`true`), else from the server with retries (`false`).
     /// `trial` tells the trials of one prompt apart (in the cache key and, for OpenAI-style
     /// servers, in the request's `seed`). The answer is not cached here: the caller
     /// [`store`](Self::store)s the answers it accepts.
+    ///
+    /// With `llm.structured`, the request carries `schema` as the protocol's structured output;
+    /// a server that rejects that field (a 4xx naming it) gets the request again without it,
+    /// and so do all later requests of the run.
     pub async fn complete(
         &self,
         messages: &[Message],
         trial: u32,
+        schema: &Value,
     ) -> Result<(String, bool), LlmError> {
+        let schema = self.structured().then_some(schema);
         if self.stopped.load(Ordering::Relaxed) {
             let why = self.stop_reason.lock().expect("stop reason").clone();
             return Err(LlmError::Stopped(why));
         }
-        if let Some(path) = self.cache_path(messages, trial) {
+        if let Some(path) = self.cache_path(messages, trial, schema) {
             if let Ok(bytes) = tokio::fs::read(&path).await {
                 if let Some(text) = serde_json::from_slice::<Value>(&bytes)
                     .ok()
@@ -172,13 +202,20 @@ impl Client {
                 }
             }
         }
-        let text = self.request_with_retries(messages, trial).await?;
-        Ok((text, false))
+        match self.request_with_retries(messages, trial, schema).await {
+            Err(LlmError::StructuredRejected) => {
+                let text = self.request_with_retries(messages, trial, None).await?;
+                Ok((text, false))
+            }
+            other => other.map(|text| (text, false)),
+        }
     }
 
-    /// Caches an accepted answer (whole or not at all; a failure is only a warning).
-    pub async fn store(&self, messages: &[Message], trial: u32, text: &str) {
-        if let Some(path) = self.cache_path(messages, trial) {
+    /// Caches an accepted answer (whole or not at all; a failure is only a warning), under the
+    /// key of the request that gave it.
+    pub async fn store(&self, messages: &[Message], trial: u32, schema: &Value, text: &str) {
+        let schema = self.structured().then_some(schema);
+        if let Some(path) = self.cache_path(messages, trial, schema) {
             if let Err(e) = write_whole(&path, &json!({ "text": text })).await {
                 tracing::warn!("LLM cache {}: {e}", path.display());
             }
@@ -198,8 +235,9 @@ impl Client {
         &self,
         messages: &[Message],
         trial: u32,
+        schema: Option<&Value>,
     ) -> Result<String, LlmError> {
-        let body = self.request_body(messages, trial);
+        let body = self.request_body(messages, trial, schema);
         let mut attempt = 0u32;
         loop {
             if self.counters.requests.fetch_add(1, Ordering::Relaxed) >= self.config.max_requests {
@@ -221,7 +259,29 @@ impl Client {
                     self.stopped.store(true, Ordering::Relaxed);
                     return Err(error);
                 }
-                Failure::Fatal(why) => return Err(LlmError::Request(self.scrub(why))),
+                Failure::Refused(status, text)
+                    if schema.is_some() && STRUCTURED_FIELDS.iter().any(|f| text.contains(f)) =>
+                {
+                    let why = format!(
+                        "HTTP {status} from {} for the structured-output field: {}",
+                        self.url,
+                        self.scrub(excerpt(&text))
+                    );
+                    let mut reason = self.unstructured_reason.lock().expect("reason");
+                    if reason.is_none() {
+                        tracing::warn!("{why}; asking without structured output from now on");
+                        *reason = Some(why);
+                    }
+                    self.unstructured.store(true, Ordering::Relaxed);
+                    return Err(LlmError::StructuredRejected);
+                }
+                Failure::Refused(status, text) => {
+                    return Err(LlmError::Request(self.scrub(format!(
+                        "HTTP {status} from {}: {}",
+                        self.url,
+                        excerpt(&text)
+                    ))))
+                }
                 Failure::Retry(why, _) if attempt >= self.config.retries => {
                     return Err(LlmError::Exhausted {
                         attempts: attempt + 1,
@@ -243,9 +303,9 @@ impl Client {
         }
     }
 
-    fn request_body(&self, messages: &[Message], trial: u32) -> Value {
+    fn request_body(&self, messages: &[Message], trial: u32, schema: Option<&Value>) -> Value {
         let c = &self.config;
-        match c.backend {
+        let mut body = match c.backend {
             // The Messages API has no seed.
             Backend::Anthropic => json!({
                 "model": c.model,
@@ -260,7 +320,26 @@ impl Client {
                 "max_tokens": c.max_tokens,
                 "seed": Self::seed(messages, trial),
             }),
+        };
+        if let Some(schema) = schema {
+            match c.backend {
+                Backend::Anthropic => {
+                    body["tools"] = json!([{
+                        "name": ANSWER_TOOL,
+                        "description": "Report the predicted episodes of the key event.",
+                        "input_schema": schema,
+                    }]);
+                    body["tool_choice"] = json!({"type": "tool", "name": ANSWER_TOOL});
+                }
+                _ => {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": ANSWER_TOOL, "schema": schema},
+                    });
+                }
+            }
         }
+        body
     }
 
     async fn send(&self, body: &Value) -> Result<String, Failure> {
@@ -298,11 +377,7 @@ impl Client {
             return Err(Failure::Auth(status.as_u16()));
         }
         if !status.is_success() {
-            return Err(Failure::Fatal(format!(
-                "HTTP {status} from {}: {}",
-                self.url,
-                excerpt(&text)
-            )));
+            return Err(Failure::Refused(status.as_u16(), text));
         }
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             Failure::Retry(
@@ -339,10 +414,21 @@ impl Client {
     }
 }
 
-/// The completion text of a response body.
+/// The name of the structured answer (Anthropic's tool, OpenAI's schema).
+const ANSWER_TOOL: &str = "episodes";
+
+/// The completion text of a response body: Anthropic's forced tool call's input (as JSON text),
+/// else its text blocks; OpenAI's message content.
 fn completion_text(backend: Backend, v: &Value) -> Option<String> {
     match backend {
         Backend::Anthropic => {
+            let tool = v.get("content")?.as_array()?.iter().find(|p| {
+                p.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && p.get("input").is_some()
+            });
+            if let Some(call) = tool {
+                return Some(call["input"].to_string());
+            }
             let parts: Vec<&str> = v
                 .get("content")?
                 .as_array()?

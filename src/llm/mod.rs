@@ -80,6 +80,10 @@ pub struct LlmConfig {
     pub cache_dir: Option<String>,
     /// Most salient segments of each candidate cluster put in the prompt.
     pub segments_per_cluster: usize,
+    /// Ask for the answer's JSON Schema through the protocol's structured output (OpenAI-style
+    /// `response_format` `json_schema`; Anthropic a forced tool call). A server that rejects the
+    /// field is detected and the run goes on without it (said in `run.json`).
+    pub structured: bool,
 }
 
 impl Default for LlmConfig {
@@ -101,6 +105,7 @@ impl Default for LlmConfig {
             cache: true,
             cache_dir: None,
             segments_per_cluster: 5,
+            structured: true,
         }
     }
 }
@@ -159,6 +164,9 @@ pub enum LlmError {
     /// An earlier request of this run was refused for its key; this one was not sent.
     #[error("not sent: {0}")]
     Stopped(String),
+    /// The server rejected the structured-output field (the request is sent again without it).
+    #[error("the server rejected the structured-output field")]
+    StructuredRejected,
 }
 
 /// The start of `text`, at most `limit` bytes (on a character boundary), marked when cut.
@@ -283,15 +291,16 @@ pub async fn estimate(
         role: "user",
         content: prompt::build_prompt(groups),
     }];
+    let schema = prompt::answer_schema(max);
     let mut answers = 0;
     loop {
-        let (text, from_cache) = client.complete(&messages, trial).await?;
+        let (text, from_cache) = client.complete(&messages, trial, &schema).await?;
         answers += 1;
         match prompt::parse_answer(&text, max) {
             Ok(episodes) => {
                 // Only answers that parse are cached: a re-run asks again for the others.
                 if !from_cache {
-                    client.store(&messages, trial, &text).await;
+                    client.store(&messages, trial, &schema, &text).await;
                 }
                 return Ok(episodes);
             }

@@ -49,6 +49,42 @@ predicted episode."
     out
 }
 
+/// The JSON Schema of an answer with at most `max` episodes (the counts the prompt states), for
+/// the servers' structured output: OpenAI-style `response_format` (a grammar in llama.cpp's
+/// server, guided decoding in vLLM) and Anthropic's forced tool call. [`parse_answer`] reads it.
+pub fn answer_schema(max: usize) -> Value {
+    let strings = |min: usize, max: usize| {
+        serde_json::json!({
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": min,
+            "maxItems": max,
+        })
+    };
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "episodes": {
+                "type": "array",
+                "minItems": 2,
+                "maxItems": max.max(2),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "title": strings(5, 5),
+                        "keywords": strings(5, 10),
+                        "example_sentences": strings(2, 5),
+                    },
+                    "required": ["title", "keywords", "example_sentences"],
+                    "additionalProperties": false,
+                },
+            },
+        },
+        "required": ["episodes"],
+        "additionalProperties": false,
+    })
+}
+
 /// The most episodes an answer may hold for `clusters` candidate clusters (the prompt's k).
 pub fn max_episodes(clusters: usize) -> usize {
     clusters.max(2)
@@ -264,6 +300,17 @@ mod tests {
         assert_eq!(eps[1].example_sentences.len(), 3);
         let wrapped = format!("{{\"episodes\": {GOOD}}}");
         assert_eq!(parse_answer(&wrapped, 2).unwrap().len(), 2);
+        // The schema's shape is what parse_answer reads, and the schema states the counts.
+        let schema = answer_schema(4);
+        assert_eq!(schema["properties"]["episodes"]["maxItems"], 4);
+        assert_eq!(
+            schema["properties"]["episodes"]["items"]["properties"]["title"]["minItems"],
+            5
+        );
+        assert_eq!(
+            schema["properties"]["episodes"]["items"]["required"],
+            serde_json::json!(["title", "keywords", "example_sentences"])
+        );
         // The prompt's empty template echoed after, or before, the answer.
         let echo_after = format!("<answer>\n{GOOD}\n</answer>\n<answer></answer>");
         assert_eq!(parse_answer(&echo_after, 3).unwrap(), eps_of_good());

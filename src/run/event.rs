@@ -467,6 +467,8 @@ pub(super) fn event_worker(
             trials: job.llm.trials,
             usage,
             fallbacks,
+            structured: job.llm.structured && client.structured_off().is_none(),
+            structured_off: client.structured_off(),
         }),
     })
 }

@@ -166,6 +166,10 @@ pub struct LlmReport {
     pub usage: llm::Usage,
     /// Event trials that fell back to no-LLM episodes.
     pub fallbacks: usize,
+    /// Whether the requests asked for structured output (`llm.structured`) to the end.
+    pub structured: bool,
+    /// Why structured output was turned off during the run (the server rejected it).
+    pub structured_off: Option<String>,
 }
 
 /// A stage's wall time in `run.json`.
