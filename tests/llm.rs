@@ -481,6 +481,8 @@ fn llm_sets(url: &str, cache: &Path, trials: u32) -> Vec<String> {
         format!("llm.trials={trials}"),
         "llm.concurrency=2".into(),
         "llm.retries=1".into(),
+        // A window given, so the server is not asked for its own (`GET /props`).
+        "llm.context_tokens=100000".into(),
         format!("llm.cache_dir=\"{}\"", cache.display()),
     ]
 }
@@ -698,6 +700,54 @@ fn a_refused_key_stops_the_llm_stage_after_one_request() {
     assert_eq!(r["llm"]["fallbacks"], 6);
     let episodes: Vec<Episode> = read(&out);
     assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "clusters"));
+}
+
+#[test]
+fn prompts_are_cut_to_the_context_window_the_server_reports() {
+    let dir = scratch();
+    let corpus = synth3(dir.path());
+    // llama.cpp's server reports its window at GET /props.
+    let server = LlmServer::start(Protocol::Openai, |req, _| {
+        if req.method == "GET" && req.path == "/props" {
+            Reply::Status(
+                200,
+                vec![],
+                r#"{"default_generation_settings": {"n_ctx": 700}}"#.into(),
+            )
+        } else {
+            good(req)
+        }
+    });
+    let out = dir.path().join("out");
+    let sets: Vec<String> = llm_sets(&server.url, &dir.path().join("c"), 1)
+        .into_iter()
+        .filter(|s| !s.starts_with("llm.context_tokens"))
+        .chain(["llm.max_tokens=200".to_string()])
+        .collect();
+    let (code, log) = run_llm(&corpus, &out, &sets);
+    assert_eq!(code, Some(0), "{log}");
+    let r = report(&out);
+    assert_eq!(r["llm"]["context_tokens"], 700, "{log}");
+    let cut = r["llm"]["prompts_cut"].as_object().unwrap().clone();
+    assert!(!cut.is_empty(), "some prompt was cut: {log}");
+    let reqs = server.requests();
+    assert_eq!(
+        (reqs[0].method.as_str(), reqs[0].path.as_str()),
+        ("GET", "/props")
+    );
+    for req in &reqs[1..] {
+        let prompt = req.prompt();
+        // Within the window, at 3 characters a token, with the answer's 200.
+        assert!(
+            prompt.len().div_ceil(3) + 200 <= 700 || {
+                // A prompt at one segment per cluster may still be over; then it was cut to 1.
+                prompt
+                    .split("\n\n")
+                    .filter(|g| g.starts_with("Group "))
+                    .all(|g| g.matches("\n- ").count() <= 1)
+            }
+        );
+    }
 }
 
 #[test]

@@ -116,6 +116,29 @@ impl Client {
         &self.url
     }
 
+    /// The context window the server reports (llama.cpp's `GET /props`:
+    /// `default_generation_settings.n_ctx`), if it reports one within a few seconds.
+    pub async fn server_context(&self) -> Option<u32> {
+        let base = self.config.base_url().trim_end_matches('/');
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let response = self
+            .http
+            .get(format!("{root}/props"))
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let v: Value = response.json().await.ok()?;
+        v.pointer("/default_generation_settings/n_ctx")
+            .or_else(|| v.get("n_ctx"))
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0)
+    }
+
     /// Counts so far.
     pub fn usage(&self) -> Usage {
         Usage {

@@ -80,6 +80,10 @@ pub struct LlmConfig {
     pub cache_dir: Option<String>,
     /// Most salient segments of each candidate cluster put in the prompt.
     pub segments_per_cluster: usize,
+    /// The server's context window in tokens (prompt and answer together); 0: read it from the
+    /// server where it says (llama.cpp's `/props`), else no budget. A prompt that would not fit
+    /// with `max_tokens` of answer sends fewer segments per cluster (said in `run.json`).
+    pub context_tokens: u32,
     /// Ask for the answer's JSON Schema through the protocol's structured output (OpenAI-style
     /// `response_format` `json_schema`; Anthropic a forced tool call). A server that rejects the
     /// field is detected and the run goes on without it (said in `run.json`).
@@ -105,6 +109,7 @@ impl Default for LlmConfig {
             cache: true,
             cache_dir: None,
             segments_per_cluster: 5,
+            context_tokens: 0,
             structured: true,
         }
     }

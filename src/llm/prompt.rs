@@ -49,6 +49,33 @@ predicted episode."
     out
 }
 
+/// Characters per token assumed when a prompt's length is checked against a context window: a
+/// cautious figure for English under BPE tokenizers (most give about 4).
+pub const CHARS_PER_TOKEN: usize = 3;
+
+/// The most segments per cluster (at most `wanted`, at least 1) whose prompt, at
+/// [`CHARS_PER_TOKEN`], leaves `answer_tokens` free in a window of `context_tokens`.
+pub fn segments_that_fit(
+    groups: &[Vec<&str>],
+    wanted: usize,
+    context_tokens: usize,
+    answer_tokens: usize,
+) -> usize {
+    let mut n = wanted.max(1);
+    while n > 1 {
+        let cut: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.iter().take(n).copied().collect())
+            .collect();
+        let tokens = build_prompt(&cut).len().div_ceil(CHARS_PER_TOKEN);
+        if tokens + answer_tokens <= context_tokens {
+            break;
+        }
+        n -= 1;
+    }
+    n
+}
+
 /// The JSON Schema of an answer with at most `max` episodes (the counts the prompt states), for
 /// the servers' structured output: OpenAI-style `response_format` (a grammar in llama.cpp's
 /// server, guided decoding in vLLM) and Anthropic's forced tool call. [`parse_answer`] reads it.
@@ -266,6 +293,20 @@ mod tests {
        "keywords": "tear gas, police, dispersal, rubber bullets, clearance",
        "example_sentences": ["Police fired tear gas.", "The crowd dispersed."]}
     ]"#;
+
+    #[test]
+    fn prompts_are_cut_to_the_context_window() {
+        let long = "word ".repeat(60);
+        let groups: Vec<Vec<&str>> = (0..4).map(|_| vec![long.as_str(); 5]).collect();
+        let full = build_prompt(&groups).len().div_ceil(CHARS_PER_TOKEN);
+        assert_eq!(segments_that_fit(&groups, 5, full + 100, 100), 5);
+        let n = segments_that_fit(&groups, 5, full / 2 + 100, 100);
+        assert!((1..5).contains(&n), "{n}");
+        let cut: Vec<Vec<&str>> = groups.iter().map(|g| g[..n].to_vec()).collect();
+        assert!(build_prompt(&cut).len().div_ceil(CHARS_PER_TOKEN) + 100 <= full / 2 + 100);
+        // Never below one segment per cluster.
+        assert_eq!(segments_that_fit(&groups, 5, 10, 100), 1);
+    }
 
     #[test]
     fn prompt_lists_groups_and_k() {

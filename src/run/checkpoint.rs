@@ -142,6 +142,8 @@ pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> Str
             "trials": llm.trials,
             "answer_retries": llm.answer_retries,
             "segments_per_cluster": llm.segments_per_cluster,
+            "structured": llm.structured,
+            "context_tokens": llm.context_tokens,
         },
     });
     hex(&Sha256::digest(settings.to_string().as_bytes()))

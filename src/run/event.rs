@@ -383,14 +383,16 @@ pub(super) fn event_worker(
     // §5 with the LLM, from worker 0; answers to the owners.
     let started = Instant::now();
     let mut answers_out: Vec<ToOwner> = Vec::new();
+    let mut context: (Option<u32>, BTreeMap<String, usize>) = (None, BTreeMap::new());
     if let (0, Some(client)) = (index, &shared.llm) {
         let prompts: Vec<(String, Vec<Vec<String>>)> = reports
             .iter_mut()
             .filter_map(|(e, r)| Some((e.clone(), r.prompt.take()?)))
             .collect();
-        let answers = runtime.block_on(ask_llm(client, &job.llm, &prompts));
+        let asked = runtime.block_on(ask_llm(client, &job.llm, &prompts));
+        context = (asked.context_tokens, asked.cut);
         let mut by_event: BTreeMap<String, Vec<TrialAnswer>> = BTreeMap::new();
-        for ((event, trial), answer) in answers {
+        for ((event, trial), answer) in asked.answers {
             by_event
                 .entry(event)
                 .or_default()
@@ -469,6 +471,8 @@ pub(super) fn event_worker(
             fallbacks,
             structured: job.llm.structured && client.structured_off().is_none(),
             structured_off: client.structured_off(),
+            context_tokens: context.0,
+            prompts_cut: context.1,
         }),
     })
 }

@@ -67,23 +67,64 @@ pub(super) fn classify_with_llm(
     (event.to_string(), status, episodes_out, assignments_out)
 }
 
+/// What the LLM stage asked: answers by (event, trial), the context window used, and the events
+/// whose prompts were cut to fit it (event → segments per cluster sent).
+pub(super) struct Asked {
+    pub answers: BTreeMap<(String, u32), Result<Vec<llm::LlmEpisode>, LlmError>>,
+    pub context_tokens: Option<u32>,
+    pub cut: BTreeMap<String, usize>,
+}
+
 /// §5 with an LLM: every waiting event's trials, at most `llm.concurrency` requests in flight
-/// across events. Answers by (event, trial).
+/// across events. A prompt that would not fit the context window (`llm.context_tokens`, or
+/// what the server reports) sends fewer segments per cluster.
 pub(super) async fn ask_llm(
     client: &llm::Client,
     config: &llm::LlmConfig,
     prompts: &[(String, Vec<Vec<String>>)],
-) -> BTreeMap<(String, u32), Result<Vec<llm::LlmEpisode>, LlmError>> {
+) -> Asked {
     use futures::StreamExt;
+    let context_tokens = match config.context_tokens {
+        0 if config.backend == llm::Backend::Openai => client.server_context().await,
+        0 => None,
+        n => Some(n),
+    };
+    let mut cut = BTreeMap::new();
     let bar = crate::progress::Bar::start(
         "LLM estimation",
         prompts.len() as u64 * u64::from(config.trials),
     );
-    let jobs = prompts.iter().flat_map(|(event, groups)| {
-        let groups: Vec<Vec<&str>> = groups
+    let mut fitted: Vec<(&String, Vec<Vec<&str>>)> = Vec::with_capacity(prompts.len());
+    for (event, groups) in prompts {
+        let mut groups: Vec<Vec<&str>> = groups
             .iter()
             .map(|g| g.iter().map(String::as_str).collect())
             .collect();
+        if let Some(window) = context_tokens {
+            let wanted = groups.iter().map(Vec::len).max().unwrap_or(0);
+            let n = llm::prompt::segments_that_fit(
+                &groups,
+                wanted,
+                window as usize,
+                config.max_tokens as usize,
+            );
+            if n < wanted {
+                for g in &mut groups {
+                    g.truncate(n);
+                }
+                cut.insert(event.clone(), n);
+            }
+        }
+        fitted.push((event, groups));
+    }
+    if !cut.is_empty() {
+        tracing::warn!(
+            "{} prompts cut to fit a context of {} tokens (fewer segments per cluster; see run.json)",
+            cut.len(),
+            context_tokens.unwrap_or_default()
+        );
+    }
+    let jobs = fitted.into_iter().flat_map(|(event, groups)| {
         (0..config.trials).map(move |trial| {
             let groups = groups.clone();
             async move {
@@ -99,7 +140,11 @@ pub(super) async fn ask_llm(
         answers.insert(key, answer);
     }
     bar.finish();
-    answers
+    Asked {
+        answers,
+        context_tokens,
+        cut,
+    }
 }
 
 pub(super) fn normalise(text: &str) -> String {

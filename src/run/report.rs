@@ -170,6 +170,10 @@ pub struct LlmReport {
     pub structured: bool,
     /// Why structured output was turned off during the run (the server rejected it).
     pub structured_off: Option<String>,
+    /// The context window prompts were fitted to (`llm.context_tokens`, or the server's).
+    pub context_tokens: Option<u32>,
+    /// Events whose prompt was cut to fit it: event → segments per cluster sent.
+    pub prompts_cut: std::collections::BTreeMap<String, usize>,
 }
 
 /// A stage's wall time in `run.json`.
