@@ -367,6 +367,13 @@ fn the_documented_example_job_is_valid() {
     job.validate().unwrap();
     assert_eq!(job.episodes.top_articles, 0.25);
     assert_eq!(job.terms.expansion, 0.75);
+    // The local-server job parses, validates and sets what a CPU server needs.
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/local-llm.toml");
+    let job = epimine::job::Job::from_file(&local).unwrap();
+    job.validate().unwrap();
+    assert!(job.llm.enabled());
+    assert_eq!((job.llm.concurrency, job.llm.context_tokens), (1, 8192));
+    assert!(job.llm.timeout >= 600.0 && job.llm.structured);
 }
 
 #[test]
