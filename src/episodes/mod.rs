@@ -540,6 +540,35 @@ mod tests {
         }
     }
 
+    /// `n` segments of event "e", one per article.
+    fn one_per_article(n: usize) -> Vec<Segment> {
+        (0..n)
+            .map(|i| Segment {
+                key_event: "e".into(),
+                theme: None,
+                doc_id: i as u32,
+                doc_date: None,
+                seg_idx: 0,
+                text: String::new(),
+            })
+            .collect()
+    }
+
+    /// An event input of segments and embeddings only.
+    fn input_of<'a>(
+        segments: &'a [Segment],
+        vectors: &'a HashMap<String, Vec<f32>>,
+        embeddings: &'a [Vec<f32>],
+    ) -> EventInput<'a> {
+        EventInput {
+            segments,
+            terms: Vec::new(),
+            pairs: Vec::new(),
+            word_vectors: vectors,
+            embeddings,
+        }
+    }
+
     #[test]
     fn the_size_rule_drops_the_small_tail_after_classification() {
         // 30, 20 and 12 segments along three axes, 2 along the diagonal: ln sizes 3.40, 3.00,
@@ -553,24 +582,9 @@ mod tests {
             }
         }
         embeddings.extend([vec![0.6, 0.6, 0.61], vec![0.61, 0.6, 0.6]]);
-        let segments: Vec<Segment> = (0..embeddings.len())
-            .map(|i| Segment {
-                key_event: "e".into(),
-                theme: None,
-                doc_id: i as u32,
-                doc_date: None,
-                seg_idx: 0,
-                text: String::new(),
-            })
-            .collect();
+        let segments = one_per_article(embeddings.len());
         let vectors = HashMap::new();
-        let input = EventInput {
-            segments: &segments,
-            terms: Vec::new(),
-            pairs: Vec::new(),
-            word_vectors: &vectors,
-            embeddings: &embeddings,
-        };
+        let input = input_of(&segments, &vectors, &embeddings);
         let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
             .iter()
             .map(|v| spec(v.to_vec()))
@@ -614,24 +628,9 @@ mod tests {
             vec![0.95, -0.22, 0.22],
             vec![0.95, -0.3, -0.1],
         ]);
-        let segments: Vec<Segment> = (0..embeddings.len())
-            .map(|i| Segment {
-                key_event: "e".into(),
-                theme: None,
-                doc_id: i as u32,
-                doc_date: None,
-                seg_idx: 0,
-                text: String::new(),
-            })
-            .collect();
+        let segments = one_per_article(embeddings.len());
         let vectors = HashMap::new();
-        let input = EventInput {
-            segments: &segments,
-            terms: Vec::new(),
-            pairs: Vec::new(),
-            word_vectors: &vectors,
-            embeddings: &embeddings,
-        };
+        let input = input_of(&segments, &vectors, &embeddings);
         let specs = vec![spec(vec![1.0, 0.0, 0.0])];
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,

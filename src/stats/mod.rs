@@ -115,22 +115,32 @@ fn share_rows(terms: Vec<NamedTerm>) -> Result<BTreeMap<String, Vec<Term>>, Stat
         if let Some(old) = seen.insert((e, t), term.clone()) {
             return Err(StatsError::Collision(old, term));
         }
-        by_event.entry(event.clone()).or_default().push(Term {
-            key_event: event,
+        by_event.entry(event.clone()).or_default().push(term_row(
+            event,
             term,
-            freq,
-            bg_freq,
-            salience: f64::from_bits(sal),
-            salient,
-            expanded_from: None,
-            group: None,
-        });
+            (t, freq, bg_freq, sal, salient),
+        ));
     }
     for rows in by_event.values_mut() {
         rows.sort_by(|a, b| a.term.cmp(&b.term));
         number_groups(rows);
     }
     Ok(by_event)
+}
+
+/// A term's row from its statistics (no expansion, no group yet).
+fn term_row(key_event: String, term: String, stat: dataflow::TermStat) -> Term {
+    let (_, freq, bg_freq, sal, salient) = stat;
+    Term {
+        key_event,
+        term,
+        freq,
+        bg_freq,
+        salience: f64::from_bits(sal),
+        salient,
+        expanded_from: None,
+        group: None,
+    }
 }
 
 /// Synonym groups without word vectors, for one event's terms: each salient term is its own
@@ -215,16 +225,7 @@ fn to_rows(g: Gathered) -> Result<StatsOutput, StatsError> {
     let mut term_rows: Vec<Term> = g
         .terms
         .into_iter()
-        .map(|(e, (t, freq, bg_freq, sal, salient))| Term {
-            key_event: name(&events, e),
-            term: name(&terms, t),
-            freq,
-            bg_freq,
-            salience: f64::from_bits(sal),
-            salient,
-            expanded_from: None,
-            group: None,
-        })
+        .map(|(e, stat)| term_row(name(&events, e), name(&terms, stat.0), stat))
         .collect();
     term_rows.sort_by(|a, b| (&a.key_event, &a.term).cmp(&(&b.key_event, &b.term)));
     // Groups: per event, salient terms by descending salience.
