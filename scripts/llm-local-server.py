@@ -57,6 +57,8 @@ class Handler(BaseHTTPRequestHandler):
         Handler.requests += 1
         prompt = body.get("messages", [{}])[0].get("content", "")
         text = answer(prompt)
+        # Sizes for scripts/llm-smoke.sh's token figures (the first message is the prompt).
+        print(f"sizes prompt_chars={len(prompt)} answer_chars={len(text)}", file=sys.stderr, flush=True)
         if self.path.endswith("/messages"):
             out = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}
         else:

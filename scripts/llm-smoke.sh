@@ -41,4 +41,22 @@ for p in ("first", "second"):
 same = all(filecmp.cmp(os.path.join(work, "first", f), os.path.join(work, "second", f), shallow=False)
            for f in ("episodes.parquet", "assignments.parquet", "fragments.parquet", "terms.parquet", "pairs.parquet"))
 print("outputs byte-identical:", same)
+# What a hosted model would be sent (first run; a repair resends the conversation, counted as
+# its own request): characters per request from the server's log, tokens at 4 characters each.
+sizes = [tuple(int(kv.split("=")[1]) for kv in line.split()[1:])
+         for line in open(os.path.join(work, "server.log")) if line.startswith("sizes ")]
+first = json.load(open(os.path.join(work, "first", "run.json")))
+n_events = len(first["events"])
+requests = first["llm"]["usage"]["requests"]
+if sizes and requests:
+    sizes = sizes[:requests]
+    p_tok = sum(p for p, _ in sizes) / len(sizes) / 4
+    a_tok = sum(a for _, a in sizes) / len(sizes) / 4
+    per_event = requests / n_events
+    print(f"per request: ~{p_tok:.0f} prompt tokens (min {min(p for p, _ in sizes) / 4:.0f}, "
+          f"max {max(p for p, _ in sizes) / 4:.0f}), ~{a_tok:.0f} answer tokens (the stand-in's "
+          f"answers, shaped like a model's); {per_event:.1f} requests per event at "
+          f"{first['llm']['trials']} trials")
+    print(f"per 1,000 events: ~{p_tok * per_event * 1000 / 1e6:.2f} M tokens in, "
+          f"~{a_tok * per_event * 1000 / 1e6:.2f} M tokens out (x the model's price per M tokens)")
 PY

@@ -369,7 +369,39 @@ fn the_cache_answers_a_second_run_without_requests() {
 }
 
 #[test]
-fn a_server_that_rejects_structured_output_is_asked_without_it_from_then_on() {
+fn a_server_that_rejects_a_structured_form_is_asked_in_the_next_from_then_on() {
+    // llama-cpp-python's server: `json_schema` fails (a 500 naming the field), `json_object`
+    // with a schema is its form.
+    let server = LlmServer::start(Protocol::Openai, |req, _| {
+        match req.body["response_format"]["type"].as_str() {
+            Some("json_schema") => Reply::Status(
+                500,
+                vec![],
+                r#"{"error": {"message": "('body', 'response_format', 'type'): Input should be 'text' or 'json_object'"}}"#
+                    .into(),
+            ),
+            _ => good(req),
+        }
+    });
+    let client = Client::new(&config(Backend::Openai, &server.url, None), None).unwrap();
+    assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
+    assert_eq!(estimate(&client, 1, 1).unwrap().len(), 2);
+    let reqs = server.requests();
+    // One refused request (not retried as a 5xx would be), then json_object for the rest.
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0].body["response_format"]["type"], "json_schema");
+    for r in &reqs[1..] {
+        assert_eq!(r.body["response_format"]["type"], "json_object");
+        assert_eq!(
+            r.body["response_format"]["schema"]["required"],
+            serde_json::json!(["episodes"])
+        );
+    }
+    assert_eq!(client.form(), llm::client::Form::JsonObject);
+    let why = client.structured_off().expect("said why");
+    assert!(why.contains("500") && why.contains("json_schema"), "{why}");
+
+    // A server that refuses every form (a 400 naming response_format): asked without it.
     let server = LlmServer::start(Protocol::Openai, |req, _| {
         if req.body.get("response_format").is_some() {
             Reply::Status(
@@ -386,23 +418,17 @@ fn a_server_that_rejects_structured_output_is_asked_without_it_from_then_on() {
     assert_eq!(estimate(&client, 0, 1).unwrap().len(), 2);
     assert_eq!(estimate(&client, 1, 1).unwrap().len(), 2);
     let reqs = server.requests();
-    // One refused request, then without the field for the rest of the run.
-    assert_eq!(reqs.len(), 3);
-    assert!(reqs[0].body.get("response_format").is_some());
-    assert!(reqs[1..]
+    assert_eq!(reqs.len(), 4);
+    assert!(reqs[2..]
         .iter()
         .all(|r| r.body.get("response_format").is_none()));
-    let why = client.structured_off().expect("said why");
-    assert!(
-        why.contains("400") && why.contains("response_format"),
-        "{why}"
-    );
+    assert_eq!(client.form(), llm::client::Form::Off);
     // With `structured = false` the field is never sent.
     let mut cfg = config(Backend::Openai, &server.url, None);
     cfg.structured = false;
     let client = Client::new(&cfg, None).unwrap();
     estimate(&client, 0, 1).unwrap();
-    assert!(server.requests()[3].body.get("response_format").is_none());
+    assert!(server.requests()[4].body.get("response_format").is_none());
     assert!(client.structured_off().is_none());
 }
 
@@ -521,6 +547,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     assert_eq!(r["llm"]["backend"], "openai");
     assert_eq!(r["llm"]["usage"]["requests"], 6, "3 events × 2 trials");
     assert_eq!(r["llm"]["structured"], true);
+    assert_eq!(r["llm"]["structured_form"], "json_schema");
     assert!(r["llm"]["structured_off"].is_null());
     assert_eq!(r["llm"]["usage"]["cache_hits"], 0);
     assert_eq!(r["llm"]["fallbacks"], 0);

@@ -53,9 +53,44 @@ pub struct Client {
     /// Set when the server refused the key: no further request is sent.
     stopped: std::sync::atomic::AtomicBool,
     stop_reason: std::sync::Mutex<String>,
-    /// Set when the server rejected the structured-output field: later requests go without it.
-    unstructured: std::sync::atomic::AtomicBool,
-    unstructured_reason: std::sync::Mutex<Option<String>>,
+    /// The structured-output form requests use now ([`Form`] as a number): lowered when the
+    /// server rejects one, for the rest of the run.
+    form: std::sync::atomic::AtomicU8,
+    /// What the server said when it rejected a form, in order.
+    rejections: std::sync::Mutex<Vec<String>>,
+}
+
+/// How a request asks for the answer's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The protocol's own: OpenAI `response_format` `json_schema` (llama.cpp's `llama-server`,
+    /// vLLM, OpenAI); Anthropic a forced tool call.
+    Native,
+    /// OpenAI-style `response_format` `{"type": "json_object", "schema": …}` (llama-cpp-python's
+    /// server, which refuses `json_schema`).
+    JsonObject,
+    /// No structured output.
+    Off,
+}
+
+impl Form {
+    fn from_u8(n: u8) -> Self {
+        match n {
+            0 => Form::Native,
+            1 => Form::JsonObject,
+            _ => Form::Off,
+        }
+    }
+
+    /// Its name in `run.json`.
+    pub fn name(self, backend: Backend) -> &'static str {
+        match (self, backend) {
+            (Form::Native, Backend::Anthropic) => "tool",
+            (Form::Native, _) => "json_schema",
+            (Form::JsonObject, _) => "json_object",
+            (Form::Off, _) => "off",
+        }
+    }
 }
 
 /// The request fields of structured output a server may reject, as they appear in its error.
@@ -70,7 +105,8 @@ const MAX_RETRY_AFTER: f64 = 600.0;
 
 enum Failure {
     /// Worth another attempt, after at least this long.
-    Retry(String, Option<Duration>),
+    /// (status 0: no HTTP answer), with the status and the server's body.
+    Retry(String, Option<Duration>, u16, String),
     /// The key was refused (401/403): not worth any further request in this run.
     Auth(u16),
     /// Another 4xx refusal, with the server's body.
@@ -106,8 +142,8 @@ impl Client {
             counters: Counters::default(),
             stopped: Default::default(),
             stop_reason: Default::default(),
-            unstructured: Default::default(),
-            unstructured_reason: Default::default(),
+            form: std::sync::atomic::AtomicU8::new(if config.structured { 0 } else { 2 }),
+            rejections: Default::default(),
         })
     }
 
@@ -149,14 +185,35 @@ impl Client {
         }
     }
 
-    /// Why structured output was turned off in this run (the server rejected it), if it was.
+    /// What the server said when it rejected a structured-output form, if it did.
     pub fn structured_off(&self) -> Option<String> {
-        self.unstructured_reason.lock().expect("reason").clone()
+        let said = self.rejections.lock().expect("rejections");
+        (!said.is_empty()).then(|| said.join("; then "))
     }
 
-    /// Whether requests ask for structured output now.
-    fn structured(&self) -> bool {
-        self.config.structured && !self.unstructured.load(Ordering::Relaxed)
+    /// The structured-output form requests use now.
+    pub fn form(&self) -> Form {
+        Form::from_u8(self.form.load(Ordering::Relaxed))
+    }
+
+    /// The next form after `from` was rejected (Anthropic has no second form).
+    fn lower(&self, from: Form, why: String) {
+        let next = match (from, self.config.backend) {
+            (Form::Native, Backend::Openai) => 1,
+            _ => 2,
+        };
+        let current = from as u8;
+        if self
+            .form
+            .compare_exchange(current, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            tracing::warn!(
+                "{why}; asking with structured output `{}` from now on",
+                Form::from_u8(next).name(self.config.backend)
+            );
+            self.rejections.lock().expect("rejections").push(why);
+        }
     }
 
     pub(super) fn count_repair(&self) {
@@ -200,16 +257,17 @@ impl Client {
     /// servers, in the request's `seed`). The answer is not cached here: the caller
     /// [`store`](Self::store)s the answers it accepts.
     ///
-    /// With `llm.structured`, the request carries `schema` as the protocol's structured output;
-    /// a server that rejects that field (a 4xx naming it) gets the request again without it,
-    /// and so do all later requests of the run.
+    /// With `llm.structured`, the request carries `schema` in the protocol's structured-output
+    /// [`Form`]; a server that rejects the form (an error naming its field) gets the request
+    /// again in the next one (json_schema, then json_object, then none), and so do all later
+    /// requests of the run. The cache key holds the schema whatever the form.
     pub async fn complete(
         &self,
         messages: &[Message],
         trial: u32,
         schema: &Value,
     ) -> Result<(String, bool), LlmError> {
-        let schema = self.structured().then_some(schema);
+        let schema = self.config.structured.then_some(schema);
         if self.stopped.load(Ordering::Relaxed) {
             let why = self.stop_reason.lock().expect("stop reason").clone();
             return Err(LlmError::Stopped(why));
@@ -225,19 +283,18 @@ impl Client {
                 }
             }
         }
-        match self.request_with_retries(messages, trial, schema).await {
-            Err(LlmError::StructuredRejected) => {
-                let text = self.request_with_retries(messages, trial, None).await?;
-                Ok((text, false))
+        loop {
+            match self.request_with_retries(messages, trial, schema).await {
+                Err(LlmError::StructuredRejected) => continue,
+                other => return other.map(|text| (text, false)),
             }
-            other => other.map(|text| (text, false)),
         }
     }
 
     /// Caches an accepted answer (whole or not at all; a failure is only a warning), under the
     /// key of the request that gave it.
     pub async fn store(&self, messages: &[Message], trial: u32, schema: &Value, text: &str) {
-        let schema = self.structured().then_some(schema);
+        let schema = self.config.structured.then_some(schema);
         if let Some(path) = self.cache_path(messages, trial, schema) {
             if let Err(e) = write_whole(&path, &json!({ "text": text })).await {
                 tracing::warn!("LLM cache {}: {e}", path.display());
@@ -260,7 +317,9 @@ impl Client {
         trial: u32,
         schema: Option<&Value>,
     ) -> Result<String, LlmError> {
-        let body = self.request_body(messages, trial, schema);
+        let form = self.form();
+        let body = self.request_body(messages, trial, schema.filter(|_| form != Form::Off), form);
+        let sent_schema = schema.is_some() && form != Form::Off;
         let mut attempt = 0u32;
         loop {
             if self.counters.requests.fetch_add(1, Ordering::Relaxed) >= self.config.max_requests {
@@ -282,20 +341,21 @@ impl Client {
                     self.stopped.store(true, Ordering::Relaxed);
                     return Err(error);
                 }
-                Failure::Refused(status, text)
-                    if schema.is_some() && STRUCTURED_FIELDS.iter().any(|f| text.contains(f)) =>
+                // A refusal (4xx, or a 5xx from a server that fails on a field it does not
+                // know) that names the structured-output field: the next form.
+                Failure::Refused(status, text) | Failure::Retry(_, _, status, text)
+                    if sent_schema
+                        && (400..600).contains(&status)
+                        && status != 429
+                        && STRUCTURED_FIELDS.iter().any(|f| text.contains(f)) =>
                 {
                     let why = format!(
-                        "HTTP {status} from {} for the structured-output field: {}",
+                        "HTTP {status} from {} for structured output `{}`: {}",
                         self.url,
+                        form.name(self.config.backend),
                         self.scrub(excerpt(&text))
                     );
-                    let mut reason = self.unstructured_reason.lock().expect("reason");
-                    if reason.is_none() {
-                        tracing::warn!("{why}; asking without structured output from now on");
-                        *reason = Some(why);
-                    }
-                    self.unstructured.store(true, Ordering::Relaxed);
+                    self.lower(form, why);
                     return Err(LlmError::StructuredRejected);
                 }
                 Failure::Refused(status, text) => {
@@ -305,13 +365,13 @@ impl Client {
                         excerpt(&text)
                     ))))
                 }
-                Failure::Retry(why, _) if attempt >= self.config.retries => {
+                Failure::Retry(why, ..) if attempt >= self.config.retries => {
                     return Err(LlmError::Exhausted {
                         attempts: attempt + 1,
                         last: self.scrub(why),
                     })
                 }
-                Failure::Retry(why, after) => {
+                Failure::Retry(why, after, ..) => {
                     let wait = after.unwrap_or_else(|| backoff(attempt, &body, trial));
                     tracing::debug!(
                         "LLM request failed ({}); retrying in {:.2} s",
@@ -326,7 +386,13 @@ impl Client {
         }
     }
 
-    fn request_body(&self, messages: &[Message], trial: u32, schema: Option<&Value>) -> Value {
+    fn request_body(
+        &self,
+        messages: &[Message],
+        trial: u32,
+        schema: Option<&Value>,
+        form: Form,
+    ) -> Value {
         let c = &self.config;
         let mut body = match c.backend {
             // The Messages API has no seed.
@@ -353,6 +419,9 @@ impl Client {
                         "input_schema": schema,
                     }]);
                     body["tool_choice"] = json!({"type": "tool", "name": ANSWER_TOOL});
+                }
+                _ if form == Form::JsonObject => {
+                    body["response_format"] = json!({"type": "json_object", "schema": schema});
                 }
                 _ => {
                     body["response_format"] = json!({
@@ -391,10 +460,20 @@ impl Client {
             .await
             .map_err(|e| self.transport_failure(e, "reading the answer: "))?;
         if status.as_u16() == 429 {
-            return Err(Failure::Retry("429 Too Many Requests".into(), retry_after));
+            return Err(Failure::Retry(
+                "429 Too Many Requests".into(),
+                retry_after,
+                429,
+                String::new(),
+            ));
         }
         if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 529 {
-            return Err(Failure::Retry(format!("HTTP {status}"), retry_after));
+            return Err(Failure::Retry(
+                format!("HTTP {status}: {}", excerpt(&text)),
+                retry_after,
+                status.as_u16(),
+                text,
+            ));
         }
         if matches!(status.as_u16(), 401 | 403) {
             return Err(Failure::Auth(status.as_u16()));
@@ -406,12 +485,16 @@ impl Client {
             Failure::Retry(
                 format!("the response is not JSON ({e}): {}", excerpt(&text)),
                 None,
+                0,
+                String::new(),
             )
         })?;
         completion_text(self.config.backend, &value).ok_or_else(|| {
             Failure::Retry(
                 format!("the response has no completion text: {}", excerpt(&text)),
                 None,
+                0,
+                String::new(),
             )
         })
     }
@@ -423,7 +506,7 @@ impl Client {
         } else {
             format!("{context}{e}")
         };
-        Failure::Retry(what, None)
+        Failure::Retry(what, None, 0, String::new())
     }
 
     /// Removes the API key from a message (a server may echo it).

@@ -168,7 +168,9 @@ pub struct LlmReport {
     pub fallbacks: usize,
     /// Whether the requests asked for structured output (`llm.structured`) to the end.
     pub structured: bool,
-    /// Why structured output was turned off during the run (the server rejected it).
+    /// The form they used at the end: `json_schema`, `json_object`, `tool` or `off`.
+    pub structured_form: &'static str,
+    /// What the server said when it rejected a form (each one it rejected, in order).
     pub structured_off: Option<String>,
     /// The context window prompts were fitted to (`llm.context_tokens`, or the server's).
     pub context_tokens: Option<u32>,
