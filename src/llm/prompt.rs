@@ -189,8 +189,18 @@ pub fn parse_answer(text: &str, max: usize) -> Result<Vec<LlmEpisode>, String> {
             "the answer is empty".into()
         });
     }
-    let value: Value =
-        serde_json::from_str(json).map_err(|e| format!("the answer is not valid JSON ({e})"))?;
+    let value: Value = serde_json::from_str(json)
+        .or_else(|e| {
+            // Many models write raw line breaks or tabs inside JSON strings; read those as
+            // escaped (anything else that is not JSON stays an error).
+            let escaped = escape_controls_in_strings(json);
+            if escaped == json {
+                Err(e)
+            } else {
+                serde_json::from_str(&escaped).map_err(|_| e)
+            }
+        })
+        .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
     let items: Vec<&Value> = match &value {
         Value::Array(items) => items.iter().collect(),
         Value::Object(map) => match map.get("episodes") {
@@ -211,6 +221,36 @@ pub fn parse_answer(text: &str, max: usize) -> Result<Vec<LlmEpisode>, String> {
         .enumerate()
         .map(|(i, item)| parse_episode(item).map_err(|e| format!("episode {}: {e}", i + 1)))
         .collect()
+}
+
+/// `json` with every control character inside a string literal escaped (`\n`, `\t`, `\u00XX`),
+/// so that a model's raw line break inside a string does not make the whole answer unreadable.
+fn escape_controls_in_strings(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if (c as u32) < 0x20 {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    _ => out.push_str(&format!("\\u{:04x}", c as u32)),
+                }
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn parse_episode(item: &Value) -> Result<LlmEpisode, String> {
@@ -378,6 +418,12 @@ mod tests {
         assert!(err(&one_example, 3).starts_with("episode 2: 1 example sentences"));
         assert!(err("", 3).contains("empty"));
         assert!(err("Sure! <answer></answer>", 3).contains("tags are empty"));
+        // Raw line breaks and tabs inside strings are read as escaped; outside strings they
+        // are whitespace anyway; broken JSON stays an error.
+        let raw = GOOD.replace("Protesters broke in.", "Protesters\nbroke\tin.");
+        let eps = parse_answer(&raw, 3).unwrap();
+        assert_eq!(eps[0].example_sentences[0], "Protesters\nbroke\tin.");
+        assert!(err("[{\"title\": \"a\nb", 3).contains("not valid JSON"));
         assert!(err("42", 3).contains("neither"));
         assert!(repair_note("x").contains("<answer></answer>"));
     }
