@@ -303,9 +303,10 @@ pub async fn estimate(
         answers += 1;
         match prompt::parse_answer(&text, max) {
             Ok(episodes) => {
-                // Only answers that parse are cached: a re-run asks again for the others.
-                if !from_cache {
-                    client.store(&messages, trial, &schema, &text).await;
+                // Only answers that parse are cached, under the first question (so that a
+                // re-run asks nothing, even where this run needed repairs).
+                if !from_cache || messages.len() > 1 {
+                    client.store(&messages[..1], trial, &schema, &text).await;
                 }
                 return Ok(episodes);
             }
