@@ -56,20 +56,7 @@ fn read(path: &str, schema: &arrow_schema::SchemaRef) -> Vec<RecordBatch> {
 /// (`EPIMINE_TEST_S3_BUCKET`, set by scripts/test.sh; `EPIMINE_SKIP_S3=1` skips on purpose).
 fn outputs(dir: &Path, name: &str) -> Vec<String> {
     let mut out = vec![s(&dir.join("sub").join(name)).to_string()];
-    match std::env::var("EPIMINE_TEST_S3_BUCKET") {
-        Ok(bucket) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos();
-            out.push(format!(
-                "s3://{bucket}/encode-{}-{nanos}/{name}",
-                std::process::id()
-            ));
-        }
-        Err(_) if std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1") => {}
-        Err(_) => panic!("EPIMINE_TEST_S3_BUCKET is not set: run through scripts/test.sh"),
-    }
+    out.extend(s3_root("encode").map(|root| format!("{root}/{name}")));
     out
 }
 
