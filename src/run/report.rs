@@ -192,7 +192,11 @@ pub struct StageTime {
 pub struct ModelInfo {
     /// Its folder.
     pub dir: String,
-    /// sha256 of each of its files.
+    /// The sentence model's folder (`encoder.sentence_model`), when another model makes the
+    /// sentence embeddings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentence_dir: Option<String>,
+    /// sha256 of each of its files (the sentence model's under `sentence_model/`).
     pub files: BTreeMap<String, String>,
 }
 

@@ -59,6 +59,38 @@ pub(super) fn unit_sizes(
     sizes
 }
 
+/// The encoders of a run: one for the word vectors (and the sentence embeddings, from the same
+/// pass, unless a second model makes those: `encoder.sentence_model`).
+pub(crate) struct Encoders {
+    /// The word model (`encoder.model`).
+    pub(crate) words: Encoder<DefaultBackend>,
+    /// The sentence model (`encoder.sentence_model`), when it is another.
+    pub(crate) sentences: Option<Encoder<DefaultBackend>>,
+}
+
+impl Encoders {
+    /// Loads `words` and, when given, `sentences`, with `batch_size`.
+    pub(crate) fn load(
+        words: &std::path::Path,
+        sentences: Option<&std::path::Path>,
+        batch_size: usize,
+    ) -> Result<Self, crate::encoder::EncoderError> {
+        let device = crate::encoder::default_device();
+        let load = |dir| {
+            Encoder::<DefaultBackend>::load(dir, &device).map(|e| e.with_batch_size(batch_size))
+        };
+        Ok(Self {
+            words: load(words)?,
+            sentences: sentences.map(load).transpose()?,
+        })
+    }
+
+    /// The encoder of sentence embeddings.
+    pub(crate) fn sentence(&self) -> &Encoder<DefaultBackend> {
+        self.sentences.as_ref().unwrap_or(&self.words)
+    }
+}
+
 /// Units encoded in one call: their batches share the waves of concurrent forward passes.
 pub(super) const UNITS_AT_ONCE: usize = 8;
 
@@ -66,7 +98,7 @@ pub(super) const UNITS_AT_ONCE: usize = 8;
 /// fails to encode fails alone (its group is encoded again one unit at a time).
 pub(super) fn encode_units(
     shared: &Shared,
-    encoder: Option<&Encoder<DefaultBackend>>,
+    encoders: Option<&Encoders>,
     units: BTreeMap<UnitKey, Vec<Segment>>,
     bar: Option<&crate::progress::Bar>,
 ) -> Vec<ToOwner> {
@@ -97,11 +129,20 @@ pub(super) fn encode_units(
     };
     step(units.len() - misses.len());
     let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
-        let encoder = encoder.ok_or("no encoder")?;
+        let encoders = encoders.ok_or("no encoder")?;
+        let encoder = &encoders.words;
         let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
-        let results = encoder
+        let mut results = encoder
             .encode_parts(&parts, encoder.last_layer())
             .map_err(|e| format!("encoder: {e}"))?;
+        if let Some(sentences) = &encoders.sentences {
+            let vectors = sentences
+                .sentence_parts(&parts)
+                .map_err(|e| format!("sentence encoder: {e}"))?;
+            for (result, v) in results.iter_mut().zip(vectors) {
+                result.0 = v;
+            }
+        }
         Ok(results
             .into_iter()
             .map(|(vectors, words)| {

@@ -104,7 +104,14 @@ pub fn hostfile(dir: &std::path::Path, n: usize) -> PathBuf {
 
 /// The tiny random-weight BERT fixture (fast in any build).
 pub fn tiny_model() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert");
+    fixture_model("tiny-bert")
+}
+
+/// A model folder of `tests/fixtures/encoders/` (`tiny-bert`, `tiny-mpnet`).
+pub fn fixture_model(name: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/encoders")
+        .join(name);
     assert!(
         dir.join("model.safetensors").is_file(),
         "missing {}",
