@@ -1,37 +1,105 @@
-//! The timely layout of a job: worker threads, processes and their addresses (the usual timely
-//! flags `-w -n -p -h`, or a job's `[cluster]` section), and [`execute`], which runs a timely
-//! computation on it with bounded waits for the other processes: a process that never connects
-//! ends the run after `startup_timeout` seconds, and one that dies while running (its connection
-//! closes) ends it as soon as timely notices, each with an error naming the process.
+//! The timely layout of a job: worker threads, processes and their addresses, and [`execute`],
+//! which runs a timely computation on it with bounded waits for the other processes: a process
+//! that never connects ends the run after `startup_timeout` seconds, and one that dies while
+//! running (its connection closes) ends it as soon as timely notices, each with an error naming
+//! the process.
+//!
+//! The layout comes from the job's `[cluster]` settings ([`ClusterSettings`], the flags
+//! `-w -n -p --hostfile`) and, for what they leave open, from the launcher that started the
+//! process ([`launcher`]): a Slurm step (`srun`) or a Kubernetes Indexed Job.
+//! [`ClusterSettings::resolve`] turns both into one [`Cluster`], which `run.json` records.
+
+pub mod launcher;
+pub mod nodelist;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
+
+pub use launcher::Launcher;
 
 /// A cluster layout that timely cannot use.
 #[derive(Debug, thiserror::Error)]
 #[error("cluster: {0}")]
 pub struct ClusterError(pub String);
 
-/// How the timely workers are laid out (the usual timely flags; a job's `[cluster]` section).
+/// The job's `[cluster]` section (and the flags `-w -n -p --hostfile`): what is not given here
+/// comes from the launcher ([`ClusterSettings::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Cluster {
+pub struct ClusterSettings {
     /// Worker threads per process (`-w`).
     pub workers: usize,
-    /// Processes (`-n`).
-    pub processes: usize,
-    /// This process's index (`-p`).
-    pub process: usize,
-    /// File of `host:port` lines, one per process (`-h`); default `localhost:2101+i`.
+    /// Processes (`-n`); default: the launcher's task count, else 1.
+    pub processes: Option<usize>,
+    /// This process's index (`-p`); default: the launcher's (`SLURM_PROCID`,
+    /// `JOB_COMPLETION_INDEX`), else 0.
+    pub process: Option<usize>,
+    /// File of `host:port` lines, one per process (`--hostfile`); default: the launcher's
+    /// peers, else `localhost:<port + i>`.
     pub hostfile: Option<String>,
     /// Seconds to wait for every other process to connect before giving up (several
     /// processes only).
     pub startup_timeout: u64,
+    /// Where the layout comes from when the settings above leave it open: `auto` (Slurm when
+    /// `SLURM_PROCID` is set, else Kubernetes when `JOB_COMPLETION_INDEX` is, else none),
+    /// `slurm`, `kubernetes` or `none`.
+    pub launcher: Launcher,
+    /// The first port of the processes' addresses when no hostfile names them: process `i` of
+    /// one machine listens on `port + i` (Slurm: the task's index on its node; Kubernetes:
+    /// every pod on `port`).
+    pub port: u16,
+    /// Kubernetes: the peers' host names, with `{index}` for the completion index and `{job}`
+    /// for the Job's name (the pod's host name less `-<index>`), e.g. `{job}-{index}.epimine`
+    /// for a headless Service `epimine`.
+    pub hosts: Option<String>,
 }
 
-/// The default [`Cluster::startup_timeout`]: five minutes.
+/// The default [`ClusterSettings::startup_timeout`]: five minutes.
 pub const DEFAULT_STARTUP_TIMEOUT: u64 = 300;
+/// The default [`ClusterSettings::port`].
+pub const DEFAULT_PORT: u16 = 2101;
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: None,
+            process: None,
+            hostfile: None,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            launcher: Launcher::Auto,
+            port: DEFAULT_PORT,
+            hosts: None,
+        }
+    }
+}
+
+impl ClusterSettings {
+    /// The layout: these settings, and for what they leave open the launcher's environment
+    /// (the process's own). Errors name the variable or setting that is wrong.
+    pub fn resolve(&self) -> Result<Cluster, ClusterError> {
+        launcher::resolve(self, &|name| std::env::var(name).ok())
+    }
+}
+
+/// The resolved timely layout of this process (saved in `run.json` as `layout`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cluster {
+    /// Worker threads per process.
+    pub workers: usize,
+    /// Processes.
+    pub processes: usize,
+    /// This process's index.
+    pub process: usize,
+    /// Every process's `host:port` (empty for one process).
+    pub addresses: Vec<String>,
+    /// Seconds to wait for every other process to connect.
+    pub startup_timeout: u64,
+    /// Where the layout came from: `settings` (flags, job file, or the defaults) or the
+    /// launcher (`slurm`, `kubernetes`), with what it read.
+    pub source: String,
+}
 
 impl Default for Cluster {
     fn default() -> Self {
@@ -39,38 +107,75 @@ impl Default for Cluster {
             workers: 1,
             processes: 1,
             process: 0,
-            hostfile: None,
+            addresses: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            source: "settings".into(),
         }
     }
 }
 
 impl Cluster {
+    /// One process with `workers` threads.
+    pub fn local(workers: usize) -> Self {
+        Self {
+            workers,
+            ..Self::default()
+        }
+    }
+
     /// The address of every process (several processes only).
     pub fn addresses(&self) -> Result<Vec<String>, ClusterError> {
-        Ok(match &self.hostfile {
-            Some(file) => {
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| ClusterError(format!("hostfile {file}: {e}")))?;
-                let hosts: Vec<String> = text
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string)
-                    .collect();
-                if hosts.len() < self.processes {
-                    return Err(ClusterError(format!(
-                        "hostfile {file} names {} hosts for {} processes",
-                        hosts.len(),
-                        self.processes
-                    )));
-                }
-                hosts
+        if self.addresses.len() < self.processes {
+            return Err(ClusterError(format!(
+                "{} addresses for {} processes",
+                self.addresses.len(),
+                self.processes
+            )));
+        }
+        Ok(self.addresses.clone())
+    }
+
+    /// One line for the log: processes, workers, where the layout came from, every address.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "{} process(es) × {} worker(s), this is process {} (layout from {})",
+            self.processes, self.workers, self.process, self.source
+        );
+        if self.processes > 1 {
+            let peers: Vec<String> = self
+                .addresses
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{i}={a}"))
+                .collect();
+            line.push_str(&format!("; peers {}", peers.join(" ")));
+        }
+        line
+    }
+
+    /// Checks before any work that this process can listen on its own address (a port in use,
+    /// another process with the same index on this machine, or an index whose host is another
+    /// machine are errors naming the process and the address), and logs the layout (process 0).
+    pub fn preflight(&self) -> Result<(), ClusterError> {
+        if self.processes > 1 {
+            let me = &self.addresses()?[self.process];
+            let listeners = me
+                .split_whitespace()
+                .map(std::net::TcpListener::bind)
+                .collect::<Result<Vec<_>, _>>();
+            if let Err(e) = listeners {
+                return Err(ClusterError(format!(
+                    "process {} of {} cannot listen on its address {me}: {e} (the port is in use, \
+                     another process on this machine has index {}, or {me} is another machine; \
+                     cluster.port sets the first port)",
+                    self.process, self.processes, self.process
+                )));
             }
-            None => (0..self.processes)
-                .map(|i| format!("localhost:{}", 2101 + i))
-                .collect(),
-        })
+        }
+        if self.process == 0 {
+            tracing::info!("layout: {}", self.describe());
+        }
+        Ok(())
     }
 
     /// The timely configuration.
@@ -175,7 +280,7 @@ where
                         .map(|p| format!("process {p} ({})", addresses[p]))
                         .collect();
                     eprintln!(
-                        "error: process {me} of {n}: not every other process connected within {} s; waited for {}. Start every process with the same -n and hostfile (cluster.startup_timeout sets the wait)",
+                        "error: process {me} of {n}: not every other process connected within {} s; waited for {}. Start every process with the same layout (-n and --hostfile, or one launcher step); cluster.startup_timeout sets the wait",
                         timeout.as_secs(),
                         others.join(", ")
                     );
