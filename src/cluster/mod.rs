@@ -159,6 +159,12 @@ impl Cluster {
     pub fn preflight(&self) -> Result<(), ClusterError> {
         if self.processes > 1 {
             let me = &self.addresses()?[self.process];
+            // A pod's own name is in DNS only once the headless Service publishes it: wait for
+            // it (bounded by startup_timeout).
+            if self.source.starts_with("kubernetes") {
+                wait_for_name(me, Duration::from_secs(self.startup_timeout))
+                    .map_err(|e| ClusterError(format!("process {}: {e}", self.process)))?;
+            }
             let listeners = me
                 .split_whitespace()
                 .map(std::net::TcpListener::bind)
@@ -175,7 +181,47 @@ impl Cluster {
         if self.process == 0 {
             tracing::info!("layout: {}", self.describe());
         }
+        if cfg!(feature = "cuda") {
+            if let Some(note) = self.gpu_note(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref())
+            {
+                tracing::warn!("{note}");
+            }
+        }
         Ok(())
+    }
+
+    /// Processes of this layout on this process's host (by the host part of the addresses).
+    pub fn processes_on_my_host(&self) -> usize {
+        let host = |a: &String| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_string());
+        match self.addresses.get(self.process) {
+            Some(me) => self
+                .addresses
+                .iter()
+                .filter(|a| host(a) == host(me))
+                .count(),
+            None => 1,
+        }
+    }
+
+    /// A warning when several processes on this host would share one GPU: the CUDA encoder
+    /// uses the first device it sees (`CUDA_VISIBLE_DEVICES`), so each process must be shown
+    /// its own (Slurm `--gpus-per-task=1`, one GPU per pod).
+    pub fn gpu_note(&self, visible: Option<&str>) -> Option<String> {
+        let here = self.processes_on_my_host();
+        let shown = visible.map(|v| v.split(',').filter(|d| !d.trim().is_empty()).count());
+        if here > 1 && shown != Some(1) {
+            Some(format!(
+                "{here} processes run on this host and this one sees {}: the encoder uses the \
+                 first GPU it sees, so they share it (correct, not faster); give each process its \
+                 own GPU (srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES per process)",
+                match visible {
+                    Some(v) => format!("CUDA_VISIBLE_DEVICES={v}"),
+                    None => "every GPU (CUDA_VISIBLE_DEVICES is not set)".into(),
+                }
+            ))
+        } else {
+            None
+        }
     }
 
     /// The timely configuration.
@@ -205,6 +251,36 @@ impl Cluster {
             communication,
             worker: timely::WorkerConfig::default(),
         })
+    }
+}
+
+/// Waits (at most `bound`) until `address` (`host:port`) resolves.
+fn wait_for_name(address: &str, bound: Duration) -> Result<(), String> {
+    use std::net::ToSocketAddrs;
+    let begun = Instant::now();
+    let mut logged = false;
+    loop {
+        let resolved = address
+            .to_socket_addrs()
+            .map(|mut a| a.next().is_some())
+            .map_err(|e| e.to_string());
+        match resolved {
+            Ok(true) => return Ok(()),
+            Ok(false) | Err(_) if begun.elapsed() >= bound => {
+                return Err(format!(
+                    "its own address {address} did not resolve within {} s: {} (is the \
+                     pod template's subdomain the headless Service named in cluster.hosts?)",
+                    bound.as_secs(),
+                    resolved.err().unwrap_or_else(|| "no addresses".into())
+                ))
+            }
+            _ if !logged => {
+                tracing::info!("waiting for {address} to resolve");
+                logged = true;
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(500));
     }
 }
 
@@ -328,4 +404,36 @@ where
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_processes_on_one_host_sharing_a_gpu_are_warned_about() {
+        let mut c = Cluster {
+            processes: 3,
+            process: 1,
+            addresses: vec!["a:2101".into(), "a:2102".into(), "b:2101".into()],
+            ..Cluster::default()
+        };
+        assert_eq!(c.processes_on_my_host(), 2);
+        assert_eq!(c.gpu_note(Some("3")), None);
+        let note = c.gpu_note(Some("0,1")).unwrap();
+        assert!(note.contains("2 processes") && note.contains("CUDA_VISIBLE_DEVICES=0,1"));
+        assert!(c.gpu_note(None).is_some());
+        c.process = 2;
+        assert_eq!(c.gpu_note(None), None);
+        assert_eq!(Cluster::local(4).gpu_note(None), None);
+    }
+
+    #[test]
+    fn a_name_that_never_resolves_is_an_error_in_bounded_time() {
+        let begun = Instant::now();
+        let e = wait_for_name("no-such-host.invalid:2101", Duration::from_secs(1)).unwrap_err();
+        assert!(e.contains("no-such-host.invalid:2101"), "{e}");
+        assert!(begun.elapsed() < Duration::from_secs(30));
+        wait_for_name("127.0.0.1:2101", Duration::from_secs(0)).unwrap();
+    }
 }
