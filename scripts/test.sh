@@ -24,6 +24,8 @@ eval "$(scripts/slurm-server.sh start)"
 trap 'scripts/s3-server.sh stop; scripts/slurm-server.sh stop' EXIT
 export EPIMINE_REQUIRE_SLURM=1
 echo "   Slurm installed and up in $(( $(date +%s) - slurm_start )) s"
+# tests/recipes.rs reads the Kubernetes manifests with PyYAML.
+python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings

@@ -368,38 +368,37 @@ fn sbatch_with_srun_two_tasks_writes_the_same_bytes_as_one_process() {
     let f = fixture();
     let two = f.dir.path().join("two");
     let port = free_ports();
+    // The recipe users copy, submitted as it is: its directives overridden for this one-node
+    // Slurm (2 tasks of 1 core), the binary under test as EPIMINE, the job as its arguments.
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR")).join("cluster/slurm/epimine.sbatch");
     let mut args = run_args(&f.corpus, &f.bg, &two, &f.model);
+    args.remove(0);
     args.extend(["--set".into(), format!("cluster.port={port}")]);
-    // The recipe's shape (cluster/slurm/epimine.sbatch): one sbatch job, srun starts the tasks,
-    // every task the same command line.
-    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_epimine").to_string())
-        .chain(args)
-        .map(|a| format!("'{a}'"))
-        .collect();
-    let script = f.dir.path().join("job.sbatch");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --time=10\nexport RUST_LOG=info\n\
-             srun --kill-on-bad-exit=1 {}\n",
-            quoted.join(" ")
-        ),
-    )
-    .unwrap();
     let log = f.dir.path().join("slurm.out");
     let started = Instant::now();
     let o = Command::new("timeout")
-        .args(["600", "sbatch", "--wait", "--output"])
-        .arg(&log)
-        .arg(&script)
+        .args([
+            "600",
+            "sbatch",
+            "--wait",
+            "--nodes=1",
+            "--ntasks-per-node=2",
+            "--cpus-per-task=1",
+            "--time=10",
+        ])
+        .arg(format!("--output={}", s(&log)))
+        .arg(&recipe)
+        .args(&args)
         .env("SLURM_CONF", &conf)
+        .env("EPIMINE", env!("CARGO_BIN_EXE_epimine"))
+        .env("RUST_LOG", "info")
         .current_dir(f.dir.path())
         .output()
         .unwrap();
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(o.status.success(), "sbatch: {}\n{text}", stderr(&o));
     eprintln!(
-        "sbatch --wait with srun -n 2: {:.1} s",
+        "sbatch --wait of cluster/slurm/epimine.sbatch, 2 tasks: {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert_same_outputs(&f.one, &two);
@@ -413,4 +412,8 @@ fn sbatch_with_srun_two_tasks_writes_the_same_bytes_as_one_process() {
         "{l}"
     );
     assert!(text.contains("layout: 2 process(es)"), "{text}");
+    assert!(
+        text.contains("epimine: job ") && text.contains("2 tasks on localhost"),
+        "{text}"
+    );
 }
