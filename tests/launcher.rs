@@ -184,6 +184,42 @@ fn a_slurm_step_environment_gives_the_layout_and_the_same_bytes() {
         "{l}"
     );
     assert_eq!(layout(&f.one)["source"], "settings");
+
+    // `epimine stats` takes the same layout.
+    let stats = |out: &Path| -> Vec<String> {
+        [
+            "stats",
+            "--corpus",
+            s(&f.corpus),
+            "--background",
+            s(&f.bg),
+            "--out",
+            s(out),
+            "--no-vectors",
+            "--port",
+            &port.to_string(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let (one, two) = (f.dir.path().join("stats1"), f.dir.path().join("stats2"));
+    let o = bare_epimine(&stats(&one)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let children = (0..2)
+        .map(|p| spawn(slurm_task(&mut bare_epimine(&stats(&two)), p)))
+        .collect();
+    let outs = wait_all(children, Duration::from_secs(300));
+    for o in &outs {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    assert!(stderr(&outs[0]).contains("layout: 2 process(es)"));
+    for f in ["terms.parquet", "pairs.parquet"] {
+        let (a, b) = (
+            std::fs::read(one.join(f)).unwrap(),
+            std::fs::read(two.join(f)).unwrap(),
+        );
+        assert!(!a.is_empty() && a == b, "stats {f}");
+    }
 }
 
 #[test]
