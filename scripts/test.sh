@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): format and lint checks, then every test, with a
-# real S3-protocol server on 127.0.0.1 for the s3:// backend, the real all-MiniLM-L6-v2 fetched
-# into the model cache for its parity test, and a build of the CUDA feature. Needs only cargo,
-# python3 and curl, and the network for the S3 server and the model on first use (the S3 server
-# is installed from PyPI into target/; the model goes to $EPIMINE_MODELS or
-# ~/.cache/epimine/models).
+# real S3-protocol server on 127.0.0.1 for the s3:// backend, a real one-machine Slurm for the
+# launcher test (sbatch + srun -n 2), the real all-MiniLM-L6-v2 fetched into the model cache for
+# its parity test, and a build of the CUDA feature. Needs cargo, python3, curl and root with
+# apt-get, and the network for the S3 server, Slurm and the model on first use (the S3 server
+# is installed from PyPI into target/; Slurm and munge from Debian with apt-get, configured in
+# target/slurm/; the model goes to $EPIMINE_MODELS or ~/.cache/epimine/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
@@ -16,6 +17,15 @@ cargo fmt --all -- --check
 echo "== starting the S3 test server"
 eval "$(scripts/s3-server.sh start)"
 trap 'scripts/s3-server.sh stop' EXIT
+
+echo "== starting the test Slurm (slurmctld + slurmd on 127.0.0.1)"
+slurm_start=$(date +%s)
+eval "$(scripts/slurm-server.sh start)"
+trap 'scripts/s3-server.sh stop; scripts/slurm-server.sh stop' EXIT
+export EPIMINE_REQUIRE_SLURM=1
+echo "   Slurm installed and up in $(( $(date +%s) - slurm_start )) s"
+# tests/recipes.rs reads the Kubernetes manifests with PyYAML.
+python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings

@@ -79,19 +79,21 @@ pub struct RunArgs {
     pub help: Option<bool>,
 }
 
-/// Timely flags that override a job's `[cluster]` section only when given.
+/// Timely flags that override a job's `[cluster]` section only when given; what neither gives
+/// comes from the launcher (a Slurm step, a Kubernetes Indexed Job).
 #[derive(Debug, Clone, Args)]
 pub struct OptionalTimelyArgs {
     /// Worker threads per process.
     #[arg(short = 'w', long = "workers")]
     pub workers: Option<usize>,
-    /// Number of processes.
+    /// Number of processes (default: the launcher's task count, else 1).
     #[arg(short = 'n', long = "processes")]
     pub processes: Option<usize>,
-    /// This process's index (0-based).
+    /// This process's index, 0-based (default: SLURM_PROCID or JOB_COMPLETION_INDEX, else 0).
     #[arg(short = 'p', long = "process")]
     pub process: Option<usize>,
-    /// File of `host:port` lines, one per process.
+    /// File of `host:port` lines, one per process (default: the launcher's peers, else
+    /// localhost:2101, 2102, …).
     #[arg(short = 'h', long = "hostfile")]
     pub hostfile: Option<String>,
 }
@@ -119,10 +121,10 @@ impl RunArgs {
             job.cluster.workers = w;
         }
         if let Some(n) = t.processes {
-            job.cluster.processes = n;
+            job.cluster.processes = Some(n);
         }
         if let Some(p) = t.process {
-            job.cluster.process = p;
+            job.cluster.process = Some(p);
         }
         if let Some(h) = &t.hostfile {
             job.cluster.hostfile = Some(h.clone());
@@ -199,25 +201,36 @@ pub struct TimelyArgs {
     /// Worker threads per process.
     #[arg(short = 'w', long = "workers", default_value_t = 1)]
     pub workers: usize,
-    /// Number of processes.
-    #[arg(short = 'n', long = "processes", default_value_t = 1)]
-    pub processes: usize,
-    /// This process's index (0-based).
-    #[arg(short = 'p', long = "process", default_value_t = 0)]
-    pub process: usize,
-    /// File of `host:port` lines, one per process (default localhost:2101, 2102, …).
+    /// Number of processes (default: the launcher's task count, else 1).
+    #[arg(short = 'n', long = "processes")]
+    pub processes: Option<usize>,
+    /// This process's index, 0-based (default: SLURM_PROCID or JOB_COMPLETION_INDEX, else 0).
+    #[arg(short = 'p', long = "process")]
+    pub process: Option<usize>,
+    /// File of `host:port` lines, one per process (default: the launcher's peers, else
+    /// localhost:2101, 2102, …).
     #[arg(short = 'h', long = "hostfile")]
     pub hostfile: Option<String>,
+    /// Kubernetes: the peers' host names, `{index}` and `{job}` filled in (e.g.
+    /// `{job}-{index}.epimine`).
+    #[arg(long = "hosts", value_name = "PATTERN")]
+    pub hosts: Option<String>,
+    /// The first port when no hostfile names them (tasks of one node: port, port+1, …).
+    #[arg(long = "port", default_value_t = crate::cluster::DEFAULT_PORT)]
+    pub port: u16,
 }
 
 impl TimelyArgs {
-    /// The cluster layout.
-    pub fn cluster(&self) -> crate::stats::Cluster {
-        crate::stats::Cluster {
+    /// The layout settings (resolved against the launcher by
+    /// [`crate::cluster::ClusterSettings::resolve`]).
+    pub fn settings(&self) -> crate::cluster::ClusterSettings {
+        crate::cluster::ClusterSettings {
             workers: self.workers,
             processes: self.processes,
             process: self.process,
             hostfile: self.hostfile.clone(),
+            hosts: self.hosts.clone(),
+            port: self.port,
             ..Default::default()
         }
     }

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::ClusterSettings;
 use crate::episodes::EpisodeParams;
 use crate::llm::LlmConfig;
-use crate::stats::Cluster;
 
 /// The default encoder model: a name in the model cache.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -121,9 +121,9 @@ pub struct Job {
     /// Episode stages.
     #[serde(default)]
     pub episodes: EpisodeParams,
-    /// Timely layout.
+    /// Timely layout (what it leaves open comes from the launcher: Slurm, Kubernetes).
     #[serde(default)]
-    pub cluster: Cluster,
+    pub cluster: ClusterSettings,
     /// LLM episode estimation (ALGORITHM.md §5); `backend = "none"` by default.
     #[serde(default)]
     pub llm: LlmConfig,

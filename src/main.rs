@@ -86,7 +86,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             );
         }
         Command::Stats(args) => {
-            let cluster = args.timely.cluster();
+            let settings = args.timely.settings();
             let (corpus, bg, out) = (args.corpus, args.background, args.out);
             let (vectors, model) = (!args.no_vectors, args.model);
             let started = std::time::Instant::now();
@@ -101,11 +101,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                             model,
                             ..Default::default()
                         },
-                        cluster,
+                        cluster: settings,
                         ..Default::default()
                     };
                     epimine::run::stats_with_vectors(&job)?
                 } else {
+                    let cluster = settings.resolve()?;
+                    cluster.preflight()?;
                     stats::run(&corpus, &bg, &out, &cluster)?
                 };
                 Ok((output, out))

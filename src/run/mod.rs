@@ -34,6 +34,7 @@ pub use exchange::Outputs;
 pub use report::*;
 
 use crate::background;
+use crate::cluster::Cluster;
 use crate::encoder;
 use crate::job::Job;
 use crate::llm as llm_api;
@@ -213,6 +214,7 @@ fn distributed(
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
+    cluster: &Cluster,
 ) -> Result<Option<Distributed>, RunError> {
     let mut stages: Vec<StageTime> = Vec::new();
     let mut timed = |name: &str, started: Instant| {
@@ -221,7 +223,7 @@ fn distributed(
             seconds: started.elapsed().as_secs_f64(),
         })
     };
-    let writer = job.cluster.process == 0;
+    let writer = cluster.process == 0;
 
     // The LLM's key is read before any work, by the process that will use it (worker 0's).
     let llm_client = if job.llm.enabled() && writer && !terms_only {
@@ -244,7 +246,7 @@ fn distributed(
             sign: 1,
         }],
         &bg,
-        &job.cluster,
+        cluster,
     )?;
     drop(bg);
     let (events, terms) = shares.values().fold((0, 0), |(e, t), share| {
@@ -279,7 +281,7 @@ fn distributed(
         errors: Mutex::new(Vec::new()),
     });
     let worker_shared = Arc::clone(&shared);
-    let results = crate::cluster::execute(&job.cluster, move |worker| {
+    let results = crate::cluster::execute(cluster, move |worker| {
         event::event_worker(worker, &worker_shared)
     })?;
     let gathered = results.into_iter().flatten().next();
@@ -311,6 +313,9 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         .enable_all()
         .build()
         .map_err(|e| RunError::Model(e.to_string()))?;
+    // The layout (flags, job, launcher) and this process's address, before any work.
+    let cluster = job.cluster.resolve()?;
+    cluster.preflight()?;
 
     // `--out` before any work: writable, ours; un-committed while this run works.
     let out_error = |reason: String| RunError::Out {
@@ -318,7 +323,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         reason,
     };
     let out = Location::parse(&job.out, true).map_err(|e| out_error(e.to_string()))?;
-    let process = job.cluster.process;
+    let process = cluster.process;
     runtime
         .block_on(commit::check_out(&out, process, options.overwrite))
         .map_err(out_error)?;
@@ -342,7 +347,14 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         models,
         model_files,
         mut stages,
-    }) = distributed(job, &runtime, false, Some(out.clone()), options.fresh)?
+    }) = distributed(
+        job,
+        &runtime,
+        false,
+        Some(out.clone()),
+        options.fresh,
+        &cluster,
+    )?
     else {
         return Ok(None);
     };
@@ -378,6 +390,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         format: checkpoint::FORMAT,
         epimine_version: env!("CARGO_PKG_VERSION"),
         job: job.clone(),
+        layout: cluster.clone(),
         model: Some(ModelInfo {
             dir: models.words.display().to_string(),
             sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
@@ -497,7 +510,9 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .enable_all()
         .build()
         .map_err(|e| RunError::Model(e.to_string()))?;
-    let Some(done) = distributed(job, &runtime, true, None, false)? else {
+    let cluster = job.cluster.resolve()?;
+    cluster.preflight()?;
+    let Some(done) = distributed(job, &runtime, true, None, false, &cluster)? else {
         return Ok(None);
     };
     let mut output = stats::StatsOutput::default();

@@ -209,6 +209,9 @@ pub struct RunReport {
     pub epimine_version: &'static str,
     /// The resolved job.
     pub job: Job,
+    /// The timely layout this run had: processes, workers, every address, and where it came
+    /// from (the settings, or a launcher: Slurm, Kubernetes).
+    pub layout: crate::cluster::Cluster,
     /// The encoder model.
     pub model: Option<ModelInfo>,
     /// Wall time per stage.

@@ -283,8 +283,8 @@ pub fn run(
         sign: 1,
     }];
     let stage = Stage::start(&format!(
-        "statistics dataflow ({} process(es) × {} worker(s))",
-        cluster.processes, cluster.workers
+        "statistics dataflow ({} process(es) × {} worker(s), layout from {})",
+        cluster.processes, cluster.workers, cluster.source
     ));
     let output = compute(&rounds, &background, cluster)?;
     stage.finish(&match &output {

@@ -1,0 +1,439 @@
+//! The timely layout of a job: worker threads, processes and their addresses, and [`execute`],
+//! which runs a timely computation on it with bounded waits for the other processes: a process
+//! that never connects ends the run after `startup_timeout` seconds, and one that dies while
+//! running (its connection closes) ends it as soon as timely notices, each with an error naming
+//! the process.
+//!
+//! The layout comes from the job's `[cluster]` settings ([`ClusterSettings`], the flags
+//! `-w -n -p --hostfile`) and, for what they leave open, from the launcher that started the
+//! process ([`launcher`]): a Slurm step (`srun`) or a Kubernetes Indexed Job.
+//! [`ClusterSettings::resolve`] turns both into one [`Cluster`], which `run.json` records.
+
+pub mod launcher;
+pub mod nodelist;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+pub use launcher::Launcher;
+
+/// A cluster layout that timely cannot use.
+#[derive(Debug, thiserror::Error)]
+#[error("cluster: {0}")]
+pub struct ClusterError(pub String);
+
+/// The job's `[cluster]` section (and the flags `-w -n -p --hostfile`): what is not given here
+/// comes from the launcher ([`ClusterSettings::resolve`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterSettings {
+    /// Worker threads per process (`-w`).
+    pub workers: usize,
+    /// Processes (`-n`); default: the launcher's task count, else 1.
+    pub processes: Option<usize>,
+    /// This process's index (`-p`); default: the launcher's (`SLURM_PROCID`,
+    /// `JOB_COMPLETION_INDEX`), else 0.
+    pub process: Option<usize>,
+    /// File of `host:port` lines, one per process (`--hostfile`); default: the launcher's
+    /// peers, else `localhost:<port + i>`.
+    pub hostfile: Option<String>,
+    /// Seconds to wait for every other process to connect before giving up (several
+    /// processes only).
+    pub startup_timeout: u64,
+    /// Where the layout comes from when the settings above leave it open: `auto` (Slurm when
+    /// `SLURM_PROCID` is set, else Kubernetes when `JOB_COMPLETION_INDEX` is, else none),
+    /// `slurm`, `kubernetes` or `none`.
+    pub launcher: Launcher,
+    /// The first port of the processes' addresses when no hostfile names them: process `i` of
+    /// one machine listens on `port + i` (Slurm: the task's index on its node; Kubernetes:
+    /// every pod on `port`).
+    pub port: u16,
+    /// Kubernetes: the peers' host names, with `{index}` for the completion index and `{job}`
+    /// for the Job's name (the pod's host name less `-<index>`), e.g. `{job}-{index}.epimine`
+    /// for a headless Service `epimine`.
+    pub hosts: Option<String>,
+}
+
+/// The default [`ClusterSettings::startup_timeout`]: five minutes.
+pub const DEFAULT_STARTUP_TIMEOUT: u64 = 300;
+/// The default [`ClusterSettings::port`].
+pub const DEFAULT_PORT: u16 = 2101;
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: None,
+            process: None,
+            hostfile: None,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            launcher: Launcher::Auto,
+            port: DEFAULT_PORT,
+            hosts: None,
+        }
+    }
+}
+
+impl ClusterSettings {
+    /// The layout: these settings, and for what they leave open the launcher's environment
+    /// (the process's own). Errors name the variable or setting that is wrong.
+    pub fn resolve(&self) -> Result<Cluster, ClusterError> {
+        launcher::resolve(self, &|name| std::env::var(name).ok())
+    }
+}
+
+/// The resolved timely layout of this process (saved in `run.json` as `layout`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cluster {
+    /// Worker threads per process.
+    pub workers: usize,
+    /// Processes.
+    pub processes: usize,
+    /// This process's index.
+    pub process: usize,
+    /// Every process's `host:port` (empty for one process).
+    pub addresses: Vec<String>,
+    /// Seconds to wait for every other process to connect.
+    pub startup_timeout: u64,
+    /// Where the layout came from: `settings` (flags, job file, or the defaults) or the
+    /// launcher (`slurm`, `kubernetes`), with what it read.
+    pub source: String,
+}
+
+impl Default for Cluster {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            addresses: Vec::new(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            source: "settings".into(),
+        }
+    }
+}
+
+impl Cluster {
+    /// One process with `workers` threads.
+    pub fn local(workers: usize) -> Self {
+        Self {
+            workers,
+            ..Self::default()
+        }
+    }
+
+    /// The address of every process (several processes only).
+    pub fn addresses(&self) -> Result<Vec<String>, ClusterError> {
+        if self.addresses.len() < self.processes {
+            return Err(ClusterError(format!(
+                "{} addresses for {} processes",
+                self.addresses.len(),
+                self.processes
+            )));
+        }
+        Ok(self.addresses.clone())
+    }
+
+    /// One line for the log: processes, workers, where the layout came from, every address.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "{} process(es) × {} worker(s), this is process {} (layout from {})",
+            self.processes, self.workers, self.process, self.source
+        );
+        if self.processes > 1 {
+            let peers: Vec<String> = self
+                .addresses
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{i}={a}"))
+                .collect();
+            line.push_str(&format!("; peers {}", peers.join(" ")));
+        }
+        line
+    }
+
+    /// Checks before any work that this process can listen on its own address (a port in use,
+    /// another process with the same index on this machine, or an index whose host is another
+    /// machine are errors naming the process and the address), and logs the layout (process 0).
+    pub fn preflight(&self) -> Result<(), ClusterError> {
+        if self.processes > 1 {
+            let me = &self.addresses()?[self.process];
+            // A pod's own name is in DNS only once the headless Service publishes it: wait for
+            // it (bounded by startup_timeout).
+            if self.source.starts_with("kubernetes") {
+                wait_for_name(me, Duration::from_secs(self.startup_timeout))
+                    .map_err(|e| ClusterError(format!("process {}: {e}", self.process)))?;
+            }
+            let listeners = me
+                .split_whitespace()
+                .map(std::net::TcpListener::bind)
+                .collect::<Result<Vec<_>, _>>();
+            if let Err(e) = listeners {
+                return Err(ClusterError(format!(
+                    "process {} of {} cannot listen on its address {me}: {e} (the port is in use, \
+                     another process on this machine has index {}, or {me} is another machine; \
+                     cluster.port sets the first port)",
+                    self.process, self.processes, self.process
+                )));
+            }
+        }
+        if self.process == 0 {
+            tracing::info!("layout: {}", self.describe());
+        }
+        if cfg!(feature = "cuda") {
+            if let Some(note) = self.gpu_note(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref())
+            {
+                tracing::warn!("{note}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Processes of this layout on this process's host (by the host part of the addresses).
+    pub fn processes_on_my_host(&self) -> usize {
+        let host = |a: &String| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_string());
+        match self.addresses.get(self.process) {
+            Some(me) => self
+                .addresses
+                .iter()
+                .filter(|a| host(a) == host(me))
+                .count(),
+            None => 1,
+        }
+    }
+
+    /// A warning when several processes on this host would share one GPU: the CUDA encoder
+    /// uses the first device it sees (`CUDA_VISIBLE_DEVICES`), so each process must be shown
+    /// its own (Slurm `--gpus-per-task=1`, one GPU per pod).
+    pub fn gpu_note(&self, visible: Option<&str>) -> Option<String> {
+        let here = self.processes_on_my_host();
+        let shown = visible.map(|v| v.split(',').filter(|d| !d.trim().is_empty()).count());
+        if here > 1 && shown != Some(1) {
+            Some(format!(
+                "{here} processes run on this host and this one sees {}: the encoder uses the \
+                 first GPU it sees, so they share it (correct, not faster); give each process its \
+                 own GPU (srun --gpus-per-task=1, or CUDA_VISIBLE_DEVICES per process)",
+                match visible {
+                    Some(v) => format!("CUDA_VISIBLE_DEVICES={v}"),
+                    None => "every GPU (CUDA_VISIBLE_DEVICES is not set)".into(),
+                }
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The timely configuration.
+    pub fn timely_config(&self) -> Result<timely::Config, ClusterError> {
+        use timely::CommunicationConfig;
+        let communication = if self.processes > 1 {
+            let addresses = self.addresses()?;
+            if self.process >= self.processes {
+                return Err(ClusterError(format!(
+                    "process index {} out of range for {} processes",
+                    self.process, self.processes
+                )));
+            }
+            CommunicationConfig::Cluster {
+                threads: self.workers.max(1),
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            }
+        } else if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        Ok(timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        })
+    }
+}
+
+/// Waits (at most `bound`) until `address` (`host:port`) resolves.
+fn wait_for_name(address: &str, bound: Duration) -> Result<(), String> {
+    use std::net::ToSocketAddrs;
+    let begun = Instant::now();
+    let mut logged = false;
+    loop {
+        let resolved = address
+            .to_socket_addrs()
+            .map(|mut a| a.next().is_some())
+            .map_err(|e| e.to_string());
+        match resolved {
+            Ok(true) => return Ok(()),
+            Ok(false) | Err(_) if begun.elapsed() >= bound => {
+                return Err(format!(
+                    "its own address {address} did not resolve within {} s: {} (is the \
+                     pod template's subdomain the headless Service named in cluster.hosts?)",
+                    bound.as_secs(),
+                    resolved.err().unwrap_or_else(|| "no addresses".into())
+                ))
+            }
+            _ if !logged => {
+                tracing::info!("waiting for {address} to resolve");
+                logged = true;
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The process whose connection was lost (from the panic of a timely network thread), and what
+/// timely said.
+static LOST: Mutex<Option<(usize, String)>> = Mutex::new(None);
+
+fn lost() -> Option<(usize, String)> {
+    LOST.lock().map(|l| l.clone()).unwrap_or(None)
+}
+
+/// Installs (once) a panic hook that turns the panics timely's network threads raise when a
+/// peer's connection closes (and the panics they cascade into on the worker threads) into one
+/// recorded fact, [`LOST`], instead of a screen of backtraces; every other panic goes to the
+/// previous hook.
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let thread = std::thread::current().name().unwrap_or("").to_string();
+            let payload = info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let peer = thread
+                .strip_prefix("timely:recv-")
+                .or_else(|| thread.strip_prefix("timely:send-"))
+                .and_then(|i| i.parse::<usize>().ok());
+            if let (Some(peer), true) = (peer, payload.contains("timely communication error")) {
+                if let Ok(mut lost) = LOST.lock() {
+                    lost.get_or_insert((peer, payload));
+                }
+                return;
+            }
+            let cascade = payload.contains("MergeQueue poisoned")
+                || payload.contains("Send thread panic")
+                || payload.contains("Recv thread panic");
+            if lost().is_some() && (cascade || thread.starts_with("timely:")) {
+                return;
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// Runs `f` on every worker of `cluster` (as `timely::execute`) and returns each local worker's
+/// result. With several processes, waits at most `startup_timeout` seconds for the others to
+/// connect (then the process exits with code 1, since timely's connection loop cannot be
+/// interrupted, after an error naming the processes it waited for), and turns a lost peer
+/// into an error naming it.
+pub fn execute<T, F>(cluster: &Cluster, f: F) -> Result<Vec<Option<T>>, ClusterError>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
+{
+    let config = cluster.timely_config()?;
+    install_panic_hook();
+    let started = Arc::new(AtomicBool::new(false));
+    if cluster.processes > 1 {
+        let started = Arc::clone(&started);
+        let addresses = cluster.addresses()?;
+        let (me, n) = (cluster.process, cluster.processes);
+        let timeout = Duration::from_secs(cluster.startup_timeout);
+        std::thread::spawn(move || {
+            let begun = Instant::now();
+            while !started.load(Ordering::SeqCst) {
+                if begun.elapsed() >= timeout {
+                    let others: Vec<String> = (0..n)
+                        .filter(|&p| p != me)
+                        .map(|p| format!("process {p} ({})", addresses[p]))
+                        .collect();
+                    eprintln!(
+                        "error: process {me} of {n}: not every other process connected within {} s; waited for {}. Start every process with the same layout (-n and --hostfile, or one launcher step); cluster.startup_timeout sets the wait",
+                        timeout.as_secs(),
+                        others.join(", ")
+                    );
+                    std::process::exit(1);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+    }
+    let lost_error = |(peer, what): (usize, String)| {
+        let address = cluster
+            .addresses()
+            .ok()
+            .and_then(|a| a.get(peer).cloned())
+            .unwrap_or_default();
+        ClusterError(format!(
+            "lost process {peer} ({address}): {}; the checkpoints written so far are kept: start every process again to resume",
+            what.trim_start_matches("timely communication error: ")
+        ))
+    };
+    let flag = Arc::clone(&started);
+    let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let guards = timely::execute(config, move |worker| {
+            flag.store(true, Ordering::SeqCst);
+            f(worker)
+        })?;
+        Ok::<_, String>(guards.join())
+    }));
+    started.store(true, Ordering::SeqCst);
+    let results = match joined {
+        Ok(Ok(results)) => results,
+        Ok(Err(e)) => return Err(lost().map_or(ClusterError(e), lost_error)),
+        Err(_) => {
+            return Err(lost().map_or_else(
+                || ClusterError("a timely thread panicked".into()),
+                lost_error,
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for r in results {
+        match r {
+            Ok(v) => out.push(v),
+            Err(e) => return Err(lost().map_or(ClusterError(e), lost_error)),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_processes_on_one_host_sharing_a_gpu_are_warned_about() {
+        let mut c = Cluster {
+            processes: 3,
+            process: 1,
+            addresses: vec!["a:2101".into(), "a:2102".into(), "b:2101".into()],
+            ..Cluster::default()
+        };
+        assert_eq!(c.processes_on_my_host(), 2);
+        assert_eq!(c.gpu_note(Some("3")), None);
+        let note = c.gpu_note(Some("0,1")).unwrap();
+        assert!(note.contains("2 processes") && note.contains("CUDA_VISIBLE_DEVICES=0,1"));
+        assert!(c.gpu_note(None).is_some());
+        c.process = 2;
+        assert_eq!(c.gpu_note(None), None);
+        assert_eq!(Cluster::local(4).gpu_note(None), None);
+    }
+
+    #[test]
+    fn a_name_that_never_resolves_is_an_error_in_bounded_time() {
+        let begun = Instant::now();
+        let e = wait_for_name("no-such-host.invalid:2101", Duration::from_secs(1)).unwrap_err();
+        assert!(e.contains("no-such-host.invalid:2101"), "{e}");
+        assert!(begun.elapsed() < Duration::from_secs(30));
+        wait_for_name("127.0.0.1:2101", Duration::from_secs(0)).unwrap();
+    }
+}

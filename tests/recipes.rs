@@ -1,0 +1,238 @@
+//! The cluster recipes users copy (cluster/): the Kubernetes manifests parsed (YAML read by
+//! python3's PyYAML, Debian python3-yaml, into JSON) and checked for every field the program
+//! relies on, the ConfigMap's job file loaded and resolved as a pod of the Job would resolve
+//! it; the Slurm batch script and the Dockerfile checked for what the README promises. (The
+//! Slurm recipe itself runs on a real Slurm in tests/launcher.rs.)
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cluster_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cluster")
+}
+
+/// Every document of a YAML file, as JSON.
+fn yaml(file: &Path) -> Vec<Value> {
+    let script = "import json, sys, yaml\n\
+                  print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(file)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "reading {} with python3 + PyYAML (Debian: apt-get install python3-yaml; \
+         scripts/test.sh installs it): {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The one document of `kind` among the manifests.
+fn manifests() -> HashMap<String, Value> {
+    let mut by_kind = HashMap::new();
+    for entry in std::fs::read_dir(cluster_dir().join("k8s")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            for doc in yaml(&path) {
+                let kind = doc["kind"].as_str().expect("a kind").to_string();
+                let name = doc["metadata"]["name"]
+                    .as_str()
+                    .expect("a name")
+                    .to_string();
+                by_kind.insert(format!("{kind}/{name}"), doc);
+            }
+        }
+    }
+    by_kind
+}
+
+#[test]
+fn the_kubernetes_manifests_give_what_the_program_relies_on() {
+    let m = manifests();
+    let job = &m["Job/epimine"];
+    let service = &m["Service/epimine"];
+    let config = &m["ConfigMap/epimine-job"];
+    assert_eq!(job["apiVersion"], "batch/v1");
+    let spec = &job["spec"];
+    // One pod per process, all at once, each with its index.
+    assert_eq!(spec["completionMode"], "Indexed");
+    let completions = spec["completions"].as_u64().unwrap();
+    assert_eq!(spec["parallelism"].as_u64(), Some(completions));
+    let pod = &spec["template"]["spec"];
+    let container = &pod["containers"][0];
+    // The pods' names under the headless Service.
+    assert_eq!(pod["subdomain"], service["metadata"]["name"]);
+    assert_eq!(service["spec"]["clusterIP"], "None");
+    assert_eq!(service["spec"]["publishNotReadyAddresses"], true);
+    assert_eq!(
+        service["spec"]["selector"]["batch.kubernetes.io/job-name"],
+        job["metadata"]["name"]
+    );
+
+    // The job file: mounted where the container's arguments name it, from the ConfigMap.
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "run");
+    let job_path = Path::new(args[1]);
+    let mount = |name: &str| -> String {
+        container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no volume mount {name}"))["mountPath"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let volume = |name: &str| -> Value {
+        pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no volume {name}"))
+            .clone()
+    };
+    let job_volume = container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| job_path.starts_with(v["mountPath"].as_str().unwrap()))
+        .expect("the job file's folder is mounted")["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        volume(&job_volume)["configMap"]["name"],
+        config["metadata"]["name"]
+    );
+    let key = job_path.file_name().unwrap().to_str().unwrap();
+    let text = config["data"][key]
+        .as_str()
+        .expect("the job file in the ConfigMap");
+    let settings = epimine::job::Job::from_toml(text, "configmap.yaml").unwrap();
+    settings.validate().unwrap();
+
+    // The layout a pod resolves: the count is the Job's completions, the peers resolve
+    // through the Service, every pod listens on the port the Service and container name.
+    let cluster = &settings.cluster;
+    assert_eq!(cluster.processes, Some(completions as usize));
+    let env: HashMap<&str, String> = [
+        ("JOB_COMPLETION_INDEX", "1".to_string()),
+        (
+            "HOSTNAME",
+            format!("{}-1", job["metadata"]["name"].as_str().unwrap()),
+        ),
+    ]
+    .into();
+    let layout = epimine::cluster::launcher::resolve(cluster, &|n| env.get(n).cloned()).unwrap();
+    assert_eq!(
+        (layout.process, layout.processes),
+        (1, completions as usize)
+    );
+    let service_name = service["metadata"]["name"].as_str().unwrap();
+    assert_eq!(
+        layout.addresses[0],
+        format!("epimine-0.{service_name}:{}", cluster.port)
+    );
+    assert_eq!(
+        service["spec"]["ports"][0]["port"].as_u64(),
+        Some(cluster.port.into())
+    );
+    assert_eq!(
+        container["ports"][0]["containerPort"].as_u64(),
+        Some(cluster.port.into())
+    );
+
+    // The model cache volume where EPIMINE_MODELS points; secrets for S3 and the LLM key.
+    let env_value = |name: &str| -> Value {
+        container["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no env {name}"))
+            .clone()
+    };
+    assert_eq!(
+        env_value("EPIMINE_MODELS")["value"].as_str().unwrap(),
+        mount("models")
+    );
+    let models_claim = volume("models")["persistentVolumeClaim"]["claimName"].clone();
+    assert!(m.contains_key(&format!(
+        "PersistentVolumeClaim/{}",
+        models_claim.as_str().unwrap()
+    )));
+    assert!(env_value("ANTHROPIC_API_KEY")["valueFrom"]["secretKeyRef"]["name"].is_string());
+    assert!(container["envFrom"][0]["secretRef"]["name"].is_string());
+    // Resources, with one GPU per pod.
+    assert!(container["resources"]["requests"]["cpu"].is_string());
+    assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], 1);
+    // The model fetch job fills the same claim.
+    let fetch = &m["Job/epimine-fetch-model"]["spec"]["template"]["spec"];
+    assert_eq!(fetch["containers"][0]["args"][0], "models");
+    assert_eq!(
+        fetch["volumes"][0]["persistentVolumeClaim"]["claimName"],
+        models_claim
+    );
+}
+
+#[test]
+fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
+    let sbatch = cluster_dir().join("slurm/epimine.sbatch");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&sbatch)
+        .status()
+        .unwrap();
+    assert!(syntax.success(), "bash -n {}", sbatch.display());
+    let text = std::fs::read_to_string(&sbatch).unwrap();
+    for needed in [
+        "#SBATCH --requeue",
+        "#SBATCH --open-mode=append",
+        "##SBATCH --gpus-per-task=1",
+        "srun \"${srun_args[@]}\" \"$EPIMINE\" run \"$@\"",
+        "--kill-on-bad-exit=1",
+    ] {
+        assert!(text.contains(needed), "{} lacks {needed}", sbatch.display());
+    }
+
+    let docker = std::fs::read_to_string(cluster_dir().join("Dockerfile")).unwrap();
+    let froms = docker.lines().filter(|l| l.starts_with("FROM ")).count();
+    assert_eq!(froms, 2, "a build stage and a runtime stage");
+    for needed in [
+        "ARG FEATURES=cuda",
+        "--features \"${FEATURES}\"",
+        "runtime",
+        "VOLUME /models",
+        "EPIMINE_MODELS=/models",
+        "ENTRYPOINT [\"epimine\"]",
+    ] {
+        assert!(docker.contains(needed), "the Dockerfile lacks {needed}");
+    }
+    // What it copies exists.
+    for line in docker
+        .lines()
+        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
+    {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        for src in &parts[1..parts.len() - 1] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
+            assert!(
+                path.exists(),
+                "the Dockerfile copies {src}, which is missing"
+            );
+        }
+    }
+}
