@@ -423,23 +423,8 @@ impl<B: EncoderBackend> Encoder<B> {
 
     /// One embedding per text, as sentence-transformers computes it for this model.
     pub fn sentence_embeddings(&self, texts: &[&str]) -> Result<Vectors, EncoderError> {
-        let tokens = self.sentence_tokens(texts)?;
-        let sequences: Vec<Vec<u32>> = tokens.into_iter().map(|t| t.ids).collect();
-        let dim = self.dim();
-        let mut data = vec![0.0f32; texts.len() * dim];
-        let last = self.last_layer();
-        self.run(
-            &sequences,
-            &[last],
-            |input, mut hidden| tensor_values(self.pool(hidden.remove(0), input).into_data()),
-            |batch, values| {
-                for (row, &i) in batch.iter().enumerate() {
-                    data[i * dim..(i + 1) * dim]
-                        .copy_from_slice(&values[row * dim..(row + 1) * dim]);
-                }
-            },
-        );
-        Ok(Vectors { dim, data })
+        let mut parts = self.sentence_parts(&[texts])?;
+        Ok(parts.pop().expect("one part"))
     }
 
     /// [`Self::sentence_embeddings`] of several parts at once, each batched on its own exactly
