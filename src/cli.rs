@@ -46,7 +46,6 @@ pub enum Command {
 
 /// `epimine run`.
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
 pub struct RunArgs {
     /// A TOML job file (see jobs/example.toml); flags and --set override it.
     pub job: Option<std::path::PathBuf>,
@@ -74,9 +73,6 @@ pub struct RunArgs {
     /// Timely layout (overrides the job's `[cluster]`).
     #[command(flatten)]
     pub timely: OptionalTimelyArgs,
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
 }
 
 /// Timely flags that override a job's `[cluster]` section only when given.
@@ -92,7 +88,7 @@ pub struct OptionalTimelyArgs {
     #[arg(short = 'p', long = "process")]
     pub process: Option<usize>,
     /// File of `host:port` lines, one per process.
-    #[arg(short = 'h', long = "hostfile")]
+    #[arg(short = 'H', long = "hostfile")]
     pub hostfile: Option<String>,
 }
 
@@ -206,7 +202,7 @@ pub struct TimelyArgs {
     #[arg(short = 'p', long = "process", default_value_t = 0)]
     pub process: usize,
     /// File of `host:port` lines, one per process (default localhost:2101, 2102, …).
-    #[arg(short = 'h', long = "hostfile")]
+    #[arg(short = 'H', long = "hostfile")]
     pub hostfile: Option<String>,
 }
 
@@ -225,7 +221,6 @@ impl TimelyArgs {
 
 /// `epimine stats`.
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
 pub struct StatsArgs {
     /// The corpus written by `epimine import` or `epimine synth` (holding segments*.parquet).
     #[arg(long)]
@@ -245,9 +240,6 @@ pub struct StatsArgs {
     /// Timely layout.
     #[command(flatten)]
     pub timely: TimelyArgs,
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
 }
 
 /// `epimine background …`.

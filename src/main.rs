@@ -8,6 +8,12 @@ use epimine::encoder::fetch;
 use epimine::storage::Location;
 use epimine::{background, demo, encode, eval, import, stats, synth, tables};
 
+/// Colour in the log only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn init_logging(verbose: u8) {
     let default = match verbose {
         0 => "info",
@@ -19,6 +25,7 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour())
         .with_target(false)
         .init();
 }

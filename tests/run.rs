@@ -256,7 +256,7 @@ fn two_processes_write_the_same_bytes() {
     let two = dir.path().join("two");
     let spawn = |p: &str, out: &Path| {
         let mut args = run_args(s(&corpus), s(&bg), s(out), &model);
-        args.extend(["-w", "1", "-n", "2", "-p", p, "-h", s(&hosts)]);
+        args.extend(["-w", "1", "-n", "2", "-p", p, "-H", s(&hosts)]);
         let args: Vec<String> = args.into_iter().map(String::from).collect();
         std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
             .args(args)
