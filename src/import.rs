@@ -125,8 +125,8 @@ pub struct EventSummary {
     pub labels: usize,
     /// Label lines whose text matched no remaining segment.
     pub unmatched_labels: usize,
-    /// Label ids (in `groundtruth.tsv`) that `episodes.tsv` does not describe (each warned
-    /// about with its file and line).
+    /// Label lines naming an id that `episodes.tsv` does not describe (a warning per id names
+    /// the file, its first line and the count).
     pub unknown_label_ids: usize,
     /// Gold episodes described.
     pub gold_episodes: usize,
@@ -245,6 +245,8 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
             doc_date: None,
             seg_idx,
             text: text.to_string(),
+            source_id: None,
+            title: None,
         });
         seg_idx += 1;
     }
@@ -374,23 +376,30 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
             }
         }
     }
-    // A label naming an episode that episodes.tsv does not describe: kept, but warned about.
+    // A label naming an episode that episodes.tsv does not describe: kept, but warned about,
+    // once per id, at its first line.
     let mut unknown_label_ids = 0;
     if files.episodes.is_some() {
         let file = name(GROUNDTRUTH_FILE);
+        let mut unknown: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
         for (label, line) in &label_lines {
             if label == "M" || label == "X" {
                 continue;
             }
-            for id in label.split(',') {
-                if id.parse::<u32>().is_ok_and(|id| !gold.contains_key(&id)) {
-                    unknown_label_ids += 1;
-                    tracing::warn!(
-                        "{file}:{line}: label id {id} is not in {} (kept as given)",
-                        name(EPISODES_FILE)
-                    );
+            for id in label.split(',').filter_map(|id| id.parse::<u32>().ok()) {
+                if !gold.contains_key(&id) {
+                    let entry = unknown.entry(id).or_insert((*line, 0));
+                    entry.0 = entry.0.min(*line);
+                    entry.1 += 1;
                 }
             }
+        }
+        for (id, (line, count)) in unknown {
+            unknown_label_ids += count;
+            tracing::warn!(
+                "{file}:{line}: label id {id} is not in {} (kept as given; {count} label line(s) carry it)",
+                name(EPISODES_FILE)
+            );
         }
     }
     let gold: Vec<GoldEpisode> = gold

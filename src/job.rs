@@ -129,6 +129,9 @@ pub struct Job {
     /// LLM episode estimation (ALGORITHM.md §5); `backend = "none"` by default.
     #[serde(default)]
     pub llm: LlmConfig,
+    /// `epimine import --articles`: column names, bad rows, how articles are cut.
+    #[serde(default)]
+    pub import: crate::articles::ImportConfig,
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
@@ -234,6 +237,13 @@ impl Job {
             file: "job".into(),
             message: e.to_string(),
         })?;
+        self.import
+            .segment
+            .validate()
+            .map_err(|message| JobError::Parse {
+                file: "job".into(),
+                message: format!("import.{message}"),
+            })?;
         Ok(())
     }
 

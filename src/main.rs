@@ -41,14 +41,28 @@ enum ExitStatus {
 async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Import(args) => {
-            let src = Location::parse(&args.dataset_dir, false)?;
-            let out = Location::parse(&args.out, true)?;
-            let events = import::import(&src, &out).await?;
-            print!("{}", import::format_summary(&events));
-            println!(
-                "wrote {}/{{segments,labels,gold_episodes}}.parquet",
-                out.display()
-            );
+            if let Some(spec) = &args.articles {
+                let out = Location::parse(&args.out, true)?;
+                let config = args.import_config()?;
+                let result = epimine::articles::import(spec, &out, &config).await?;
+                print!("{}", epimine::articles::format_summary(&result));
+                let rejected = if config.on_error == epimine::articles::OnError::Skip {
+                    format!(" and rejected.parquet ({} rows)", result.rejected.len())
+                } else {
+                    String::new()
+                };
+                println!("wrote {}/segments.parquet{rejected}", out.display());
+            } else {
+                let dir = args.dataset_dir.as_deref().unwrap_or_default();
+                let src = Location::parse(dir, false)?;
+                let out = Location::parse(&args.out, true)?;
+                let events = import::import(&src, &out).await?;
+                print!("{}", import::format_summary(&events));
+                println!(
+                    "wrote {}/{{segments,labels,gold_episodes}}.parquet",
+                    out.display()
+                );
+            }
         }
         Command::Eval(args) => {
             let corpus = Location::parse(&args.corpus, false)?;

@@ -294,6 +294,8 @@ fn a_failed_event_is_recorded_and_the_others_complete() {
             doc_date: None,
             seg_idx: i,
             text: format!("A lone sentence number {i}."),
+            source_id: None,
+            title: None,
         });
     }
     block_on(loc.write_table(&segments)).unwrap();

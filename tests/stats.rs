@@ -316,6 +316,8 @@ fn tiny() -> (Vec<Segment>, Vec<String>) {
             doc_date: None,
             seg_idx: (i % 4) as u32,
             text: t.to_string(),
+            source_id: None,
+            title: None,
         })
         .collect();
     let background = (0..10).map(|i| format!("common news item {i}")).collect();

@@ -31,6 +31,8 @@ fn sample_segments() -> Vec<Segment> {
             doc_date: Some(17722),
             seg_idx: 0,
             text: "Ünïcödé text, with \"quotes\".".into(),
+            source_id: None,
+            title: None,
         },
         Segment {
             key_event: "ev".into(),
@@ -39,6 +41,8 @@ fn sample_segments() -> Vec<Segment> {
             doc_date: None,
             seg_idx: 0,
             text: String::new(),
+            source_id: None,
+            title: None,
         },
     ]
 }

@@ -550,6 +550,8 @@ mod tests {
                 doc_date: None,
                 seg_idx: 0,
                 text: String::new(),
+                source_id: None,
+                title: None,
             })
             .collect()
     }

@@ -479,6 +479,8 @@ mod tests {
             doc_date: None,
             seg_idx: 0,
             text: text.into(),
+            source_id: None,
+            title: None,
         };
         let (a, b) = (seg(0, "one"), seg(1, "two"));
         let (mut x, mut y) = (SegmentDigest::default(), SegmentDigest::default());
