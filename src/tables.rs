@@ -113,6 +113,10 @@ pub fn episodes_schema() -> SchemaRef {
         string_list_field("example_sentences"),
         u32_field("n_segments"),
         utf8_field("source"),
+        u32_field("n_articles"),
+        Field::new("first_date", DataType::Date32, true),
+        Field::new("peak_date", DataType::Date32, true),
+        Field::new("last_date", DataType::Date32, true),
     ]))
 }
 
@@ -545,6 +549,54 @@ pub struct Episode {
     pub n_segments: u32,
     /// `clusters` or `llm`.
     pub source: String,
+    /// Distinct articles among its assigned segments.
+    pub n_articles: u32,
+    /// When it is told ([`EpisodeSpan`]): the first publication date of its assigned segments
+    /// (days since 1970-01-01; none when no segment is dated).
+    pub first_date: Option<i32>,
+    /// The date with the most assigned segments (ties: the earliest).
+    pub peak_date: Option<i32>,
+    /// The last publication date of its assigned segments.
+    pub last_date: Option<i32>,
+}
+
+/// The articles and dates of an episode's assigned segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpisodeSpan {
+    /// Distinct articles.
+    pub n_articles: u32,
+    /// First date.
+    pub first_date: Option<i32>,
+    /// Date with the most segments (ties: the earliest).
+    pub peak_date: Option<i32>,
+    /// Last date.
+    pub last_date: Option<i32>,
+}
+
+impl EpisodeSpan {
+    /// The span of segments given as (doc_id, doc_date).
+    pub fn of(segments: impl IntoIterator<Item = (u32, Option<i32>)>) -> Self {
+        let mut docs = std::collections::BTreeSet::new();
+        let mut days: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
+        for (doc, date) in segments {
+            docs.insert(doc);
+            if let Some(d) = date {
+                *days.entry(d).or_default() += 1;
+            }
+        }
+        let peak = days
+            .iter()
+            .fold(None, |best: Option<(i32, usize)>, (&d, &n)| match best {
+                Some((_, m)) if m >= n => best,
+                _ => Some((d, n)),
+            });
+        Self {
+            n_articles: docs.len() as u32,
+            first_date: days.keys().next().copied(),
+            peak_date: peak.map(|(d, _)| d),
+            last_date: days.keys().next_back().copied(),
+        }
+    }
 }
 
 impl Table for Episode {
@@ -567,6 +619,10 @@ impl Table for Episode {
                 string_list_array(rows.iter().map(|r| &r.example_sentences)),
                 u32_array(rows.iter().map(|r| r.n_segments)),
                 string_array(rows.iter().map(|r| r.source.as_str())),
+                u32_array(rows.iter().map(|r| r.n_articles)),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.first_date))),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.peak_date))),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.last_date))),
             ],
         )
     }
@@ -582,6 +638,10 @@ impl Table for Episode {
         let examples = string_lists(t, b, "example_sentences")?;
         let n_segments = primitives::<UInt32Type>(t, b, "n_segments")?;
         let source = strings(t, b, "source")?;
+        let n_articles = primitives::<UInt32Type>(t, b, "n_articles")?;
+        let date = |name: &str| column::<PrimitiveArray<Date32Type>>(t, b, name);
+        let (first, peak, last) = (date("first_date")?, date("peak_date")?, date("last_date")?);
+        let opt = |a: &PrimitiveArray<Date32Type>, i: usize| a.is_valid(i).then(|| a.value(i));
         Ok(key_event
             .into_iter()
             .zip(title)
@@ -603,6 +663,10 @@ impl Table for Episode {
                         example_sentences,
                         n_segments: n_segments[i],
                         source,
+                        n_articles: n_articles[i],
+                        first_date: opt(first, i),
+                        peak_date: opt(peak, i),
+                        last_date: opt(last, i),
                     }
                 },
             )

@@ -59,6 +59,10 @@ fn sample_episodes() -> Vec<Episode> {
             example_sentences: vec![],
             n_segments: 7,
             source: "clusters".into(),
+            n_articles: 3,
+            first_date: Some(18_809),
+            peak_date: Some(18_810),
+            last_date: Some(18_812),
         },
         Episode {
             key_event: "ev".into(),
@@ -78,6 +82,10 @@ fn sample_episodes() -> Vec<Episode> {
             example_sentences: vec!["They broke in.".into(), "Slogans, \"quoted\".".into()],
             n_segments: 2,
             source: "llm".into(),
+            n_articles: 2,
+            first_date: None,
+            peak_date: None,
+            last_date: None,
         },
     ]
 }

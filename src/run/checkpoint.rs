@@ -28,7 +28,7 @@ use crate::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Table, Term
 
 /// The version of the output format: tables, checkpoints, `run.json`. A checkpoint of another
 /// version is recomputed.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The folder of the checkpoints inside `--out`.
 pub const DIR: &str = "_checkpoints";
