@@ -205,6 +205,8 @@ impl Cell {
 
 /// The six configured cells of one row, in [`FIELDS`] order.
 type RawRow = [Cell; 6];
+/// A file's rows (1-based row or line, cells) and the rows that could not be read at all.
+type FileRows = (Vec<(usize, RawRow)>, Vec<RowError>);
 const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
 
 fn column_names(c: &Columns) -> [&str; 6] {
@@ -329,11 +331,11 @@ fn read_file(
     file: &str,
     data: &[u8],
     columns: &Columns,
-) -> Result<(Vec<(usize, RawRow)>, Vec<RowError>, &'static str), ArticlesError> {
+) -> Result<(FileRows, &'static str), ArticlesError> {
     match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
-        Format::JsonLines => Ok(read_jsonl(file, data, columns)).map(|(a, b)| (a, b, "line")),
-        Format::Csv => read_csv(file, data, columns).map(|(a, b)| (a, b, "line")),
-        Format::Parquet => read_parquet(file, data, columns).map(|a| (a, Vec::new(), "row")),
+        Format::JsonLines => Ok((read_jsonl(file, data, columns), "line")),
+        Format::Csv => Ok((read_csv(file, data, columns)?, "line")),
+        Format::Parquet => Ok(((read_parquet(file, data, columns)?, Vec::new()), "row")),
     }
 }
 
@@ -358,7 +360,7 @@ fn required(
     Ok(())
 }
 
-fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> (Vec<(usize, RawRow)>, Vec<RowError>) {
+fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows {
     let names = column_names(columns);
     let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let (mut rows, mut errors) = (Vec::new(), Vec::new());
@@ -408,11 +410,7 @@ fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> (Vec<(usize, RawRow
     (rows, errors)
 }
 
-fn read_csv(
-    file: &str,
-    data: &[u8],
-    columns: &Columns,
-) -> Result<(Vec<(usize, RawRow)>, Vec<RowError>), ArticlesError> {
+fn read_csv(file: &str, data: &[u8], columns: &Columns) -> Result<FileRows, ArticlesError> {
     let names = column_names(columns);
     let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let mut reader = csv::ReaderBuilder::new()
@@ -444,7 +442,7 @@ fn read_csv(
                     None => Cell::Null,
                     Some(i) => match record.get(i) {
                         None => Cell::Null,
-                        Some(b) if b.is_empty() => Cell::Null,
+                        Some([]) => Cell::Null,
                         Some(b) => match std::str::from_utf8(b) {
                             Ok(s) => Cell::Str(s.to_string()),
                             Err(_) => Cell::BadUtf8,
@@ -744,7 +742,7 @@ pub fn build(
     let mut units: Vec<&'static str> = Vec::new();
     let mut rows_read = 0;
     for (file_idx, (file, data)) in files.iter().enumerate() {
-        let (rows, bad, unit) = read_file(file, data, &config.columns)?;
+        let ((rows, bad), unit) = read_file(file, data, &config.columns)?;
         units.push(unit);
         rows_read += rows.len() + bad.len();
         errors.extend(bad);
