@@ -347,3 +347,50 @@ fn the_example_job_documents_the_default_import_settings() {
     let job = epimine::job::Job::from_file(&path).unwrap();
     assert_eq!(job.import, epimine::articles::ImportConfig::default());
 }
+
+#[test]
+fn a_prefix_on_s3_gives_the_same_corpus_as_a_local_file() {
+    let Some(root) = s3_root("articles") else {
+        return;
+    };
+    let dir = scratch();
+    let rows = articles();
+    std::fs::write(dir.path().join("all.jsonl"), jsonl(&rows)).unwrap();
+    let local = dir.path().join("local");
+    let result = import(&dir.path().join("all.jsonl"), &local, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    // The rows split over two objects under a prefix, plus an object the prefix leaves out.
+    let feeds = Location::parse(&format!("{root}/feeds"), true).unwrap();
+    block_on(async {
+        feeds
+            .put("day-2.jsonl", jsonl(&rows[..3]).into_bytes().into())
+            .await
+            .unwrap();
+        feeds
+            .put("day-1.jsonl", jsonl(&rows[3..]).into_bytes().into())
+            .await
+            .unwrap();
+        feeds
+            .put("other.csv", b"not,an\ninput,here\n".to_vec().into())
+            .await
+            .unwrap();
+    });
+    let out = dir.path().join("from-s3");
+    let spec = format!("{root}/feeds/day-");
+    let result = epimine(&["import", "--articles", &spec, "--out", s(&out)]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}{stdout}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(stdout.contains("5 rows in 2 file(s)"), "{stdout}");
+    assert!(
+        std::fs::read(out.join("segments.parquet")).unwrap()
+            == std::fs::read(local.join("segments.parquet")).unwrap()
+    );
+}
