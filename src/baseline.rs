@@ -170,6 +170,11 @@ where
             }
         };
         for (c, members) in clusters.into_iter().enumerate() {
+            let span = crate::tables::EpisodeSpan::of(
+                members
+                    .iter()
+                    .map(|&(i, _)| (segs[i].doc_id, segs[i].doc_date)),
+            );
             episodes.push(Episode {
                 key_event: event.to_string(),
                 trial: 0,
@@ -180,6 +185,10 @@ where
                 example_sentences: Vec::new(),
                 n_segments: members.len() as u32,
                 source: source.into(),
+                n_articles: span.n_articles,
+                first_date: span.first_date,
+                peak_date: span.peak_date,
+                last_date: span.last_date,
             });
             for (rank, (i, confidence)) in members.into_iter().enumerate() {
                 assignments.push(Assignment {

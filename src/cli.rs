@@ -46,7 +46,6 @@ pub enum Command {
 
 /// `epimine run`.
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
 pub struct RunArgs {
     /// A TOML job file (see jobs/example.toml); flags and --set override it.
     pub job: Option<std::path::PathBuf>,
@@ -74,9 +73,6 @@ pub struct RunArgs {
     /// Timely layout (overrides the job's `[cluster]`).
     #[command(flatten)]
     pub timely: OptionalTimelyArgs,
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
 }
 
 /// Timely flags that override a job's `[cluster]` section only when given; what neither gives
@@ -94,7 +90,7 @@ pub struct OptionalTimelyArgs {
     pub process: Option<usize>,
     /// File of `host:port` lines, one per process (default: the launcher's peers, else
     /// localhost:2101, 2102, …).
-    #[arg(short = 'h', long = "hostfile")]
+    #[arg(short = 'H', long = "hostfile")]
     pub hostfile: Option<String>,
 }
 
@@ -209,7 +205,7 @@ pub struct TimelyArgs {
     pub process: Option<usize>,
     /// File of `host:port` lines, one per process (default: the launcher's peers, else
     /// localhost:2101, 2102, …).
-    #[arg(short = 'h', long = "hostfile")]
+    #[arg(short = 'H', long = "hostfile")]
     pub hostfile: Option<String>,
     /// Kubernetes: the peers' host names, `{index}` and `{job}` filled in (e.g.
     /// `{job}-{index}.epimine`).
@@ -238,7 +234,6 @@ impl TimelyArgs {
 
 /// `epimine stats`.
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
 pub struct StatsArgs {
     /// The corpus written by `epimine import` or `epimine synth` (holding segments*.parquet).
     #[arg(long)]
@@ -258,9 +253,6 @@ pub struct StatsArgs {
     /// Timely layout.
     #[command(flatten)]
     pub timely: TimelyArgs,
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
 }
 
 /// `epimine background …`.
@@ -300,11 +292,77 @@ pub struct SynthArgs {
 /// `epimine import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The dataset folder: a local path, file://… or s3://bucket/prefix.
-    pub dataset_dir: String,
-    /// Where to write segments.parquet, labels.parquet and gold_episodes.parquet.
+    /// The dataset folder (<theme>/<event>/segments.txt …): a local path, file://… or
+    /// s3://bucket/prefix. Not with --articles.
+    #[arg(required_unless_present = "articles", conflicts_with = "articles")]
+    pub dataset_dir: Option<String>,
+    /// Articles instead: a Parquet, JSON Lines or CSV file, a folder of them, or a prefix of
+    /// their names (local or s3://), one row an article.
+    #[arg(long, value_name = "FILE or PREFIX")]
+    pub articles: Option<String>,
+    /// Where to write the corpus tables.
     #[arg(long)]
     pub out: String,
+    /// A job file whose `[import]` section names columns and sets the cut (flags override it).
+    #[arg(long, requires = "articles")]
+    pub job: Option<std::path::PathBuf>,
+    /// Column of the key event (default `key_event`).
+    #[arg(long, requires = "articles")]
+    pub key_event_column: Option<String>,
+    /// Column of the article's id or URL (default `id`).
+    #[arg(long, requires = "articles")]
+    pub id_column: Option<String>,
+    /// Column of the publication time: ISO 8601 or Unix seconds (default `published`).
+    #[arg(long, requires = "articles")]
+    pub published_column: Option<String>,
+    /// Column of the title (default `title`).
+    #[arg(long, requires = "articles")]
+    pub title_column: Option<String>,
+    /// Column of the body text (default `text`).
+    #[arg(long, requires = "articles")]
+    pub text_column: Option<String>,
+    /// Column of the theme (default `theme`; optional).
+    #[arg(long, requires = "articles")]
+    pub theme_column: Option<String>,
+    /// Bad rows: `fail` writes nothing (default); `skip` writes the good rows and
+    /// rejected.parquet.
+    #[arg(long, value_enum, requires = "articles")]
+    pub on_error: Option<crate::articles::OnError>,
+    /// The length (characters) long paragraphs are cut to (default 360).
+    #[arg(long, requires = "articles")]
+    pub target_chars: Option<usize>,
+}
+
+impl ImportArgs {
+    /// The resolved `[import]` settings: job file, then flags.
+    pub fn import_config(&self) -> Result<crate::articles::ImportConfig, crate::job::JobError> {
+        let mut config = match &self.job {
+            Some(path) => crate::job::Job::from_file(path)?.import,
+            None => crate::articles::ImportConfig::default(),
+        };
+        let c = &mut config.columns;
+        for (flag, field) in [
+            (&self.key_event_column, &mut c.key_event),
+            (&self.id_column, &mut c.id),
+            (&self.published_column, &mut c.published),
+            (&self.title_column, &mut c.title),
+            (&self.text_column, &mut c.text),
+            (&self.theme_column, &mut c.theme),
+        ] {
+            if let Some(v) = flag {
+                *field = v.clone();
+            }
+        }
+        if let Some(e) = self.on_error {
+            config.on_error = e;
+        }
+        if let Some(t) = self.target_chars {
+            config.segment.target_chars = t;
+            config.segment.max_chars = config.segment.max_chars.max(t);
+            config.segment.min_chars = config.segment.min_chars.min(t);
+        }
+        Ok(config)
+    }
 }
 
 /// `epimine eval`.

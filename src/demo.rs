@@ -272,6 +272,11 @@ pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
                 example_sentences: Vec::new(),
                 n_segments: segs.len() as u32,
                 source: "clusters".into(),
+                n_articles: crate::tables::EpisodeSpan::of(segs.iter().map(|&(d, _)| (d, None)))
+                    .n_articles,
+                first_date: None,
+                peak_date: None,
+                last_date: None,
             });
             for (rank, &(doc_id, seg_idx)) in segs.iter().enumerate() {
                 assignments.push(Assignment {

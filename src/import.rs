@@ -125,6 +125,9 @@ pub struct EventSummary {
     pub labels: usize,
     /// Label lines whose text matched no remaining segment.
     pub unmatched_labels: usize,
+    /// Label lines naming an id that `episodes.tsv` does not describe (a warning per id names
+    /// the file, its first line and the count).
+    pub unknown_label_ids: usize,
     /// Gold episodes described.
     pub gold_episodes: usize,
     /// Whether article dates were given.
@@ -242,6 +245,8 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
             doc_date: None,
             seg_idx,
             text: text.to_string(),
+            source_id: None,
+            title: None,
         });
         seg_idx += 1;
     }
@@ -279,6 +284,7 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
 
     // Labels, joined by exact text in order.
     let mut labels = Vec::new();
+    let mut label_lines: Vec<(String, usize)> = Vec::new();
     let mut unmatched_labels = 0;
     if let Some(data) = &files.groundtruth {
         let file = name(GROUNDTRUTH_FILE);
@@ -288,7 +294,7 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
         }
         let mut taken = vec![false; segments.len()];
         let mut cursor = 0usize;
-        let mut joined: Vec<(usize, String)> = Vec::new();
+        let mut joined: Vec<(usize, String, usize)> = Vec::new();
         for (line, text) in lines(&file, data)? {
             if text.trim().is_empty() {
                 continue;
@@ -317,7 +323,7 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
                 Some(i) => {
                     taken[i] = true;
                     cursor = i + 1;
-                    joined.push((i, label.to_string()));
+                    joined.push((i, label.to_string(), line));
                 }
                 None => {
                     unmatched_labels += 1;
@@ -327,10 +333,14 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
                 }
             }
         }
-        joined.sort_by_key(|(i, _)| *i);
+        joined.sort_by_key(|(i, _, _)| *i);
+        label_lines = joined
+            .iter()
+            .map(|(_, label, line)| (label.clone(), *line))
+            .collect();
         labels = joined
             .into_iter()
-            .map(|(i, label)| Label {
+            .map(|(i, label, _)| Label {
                 key_event: files.key_event.clone(),
                 doc_id: segments[i].doc_id,
                 seg_idx: segments[i].seg_idx,
@@ -366,6 +376,32 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
             }
         }
     }
+    // A label naming an episode that episodes.tsv does not describe: kept, but warned about,
+    // once per id, at its first line.
+    let mut unknown_label_ids = 0;
+    if files.episodes.is_some() {
+        let file = name(GROUNDTRUTH_FILE);
+        let mut unknown: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+        for (label, line) in &label_lines {
+            if label == "M" || label == "X" {
+                continue;
+            }
+            for id in label.split(',').filter_map(|id| id.parse::<u32>().ok()) {
+                if !gold.contains_key(&id) {
+                    let entry = unknown.entry(id).or_insert((*line, 0));
+                    entry.0 = entry.0.min(*line);
+                    entry.1 += 1;
+                }
+            }
+        }
+        for (id, (line, count)) in unknown {
+            unknown_label_ids += count;
+            tracing::warn!(
+                "{file}:{line}: label id {id} is not in {} (kept as given; {count} label line(s) carry it)",
+                name(EPISODES_FILE)
+            );
+        }
+    }
     let gold: Vec<GoldEpisode> = gold
         .into_iter()
         .map(|(episode_id, description)| GoldEpisode {
@@ -382,6 +418,7 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
         segments: segments.len(),
         labels: labels.len(),
         unmatched_labels,
+        unknown_label_ids,
         gold_episodes: gold.len(),
         dated: files.dates.is_some(),
     };

@@ -42,6 +42,14 @@ pub enum JobError {
     /// A `--set` is not `key=value`.
     #[error("--set {0}: expected key=value, e.g. episodes.top_articles=0.3")]
     BadSet(String),
+    /// A `--set` names no setting, or gives it a value of the wrong kind.
+    #[error("--set {set}: {message}")]
+    Set {
+        /// The `key=value` as given.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A required setting is missing.
     #[error("no {0}: give it in the job file or as a flag")]
     Missing(&'static str),
@@ -127,6 +135,9 @@ pub struct Job {
     /// LLM episode estimation (ALGORITHM.md §5); `backend = "none"` by default.
     #[serde(default)]
     pub llm: LlmConfig,
+    /// `epimine import --articles`: column names, bad rows, how articles are cut.
+    #[serde(default)]
+    pub import: crate::articles::ImportConfig,
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
@@ -161,32 +172,44 @@ impl Job {
     }
 
     /// Applies `key=value` overrides (dotted keys: `episodes.top_articles=0.3`), re-validating
-    /// the whole job after each.
+    /// the whole job after each; an error names the `--set` (never a line of generated TOML).
     pub fn with_sets(self, sets: &[String]) -> Result<Self, JobError> {
         let mut value = toml::Table::try_from(&self).map_err(|e| JobError::Parse {
             file: "job".into(),
             message: e.to_string(),
         })?;
+        let mut job = self;
         for set in sets {
             let (key, raw) = set
                 .split_once('=')
                 .ok_or_else(|| JobError::BadSet(set.clone()))?;
             let parts: Vec<&str> = key.trim().split('.').collect();
+            if parts.iter().any(|p| p.is_empty()) {
+                return Err(JobError::BadSet(set.clone()));
+            }
             let mut table = &mut value;
-            for part in &parts[..parts.len() - 1] {
+            for (depth, part) in parts[..parts.len() - 1].iter().enumerate() {
                 table = table
                     .entry(part.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()))
                     .as_table_mut()
-                    .ok_or_else(|| JobError::BadSet(set.clone()))?;
+                    .ok_or_else(|| JobError::Set {
+                        set: set.clone(),
+                        message: format!(
+                            "`{}` is a setting, not a section",
+                            parts[..=depth].join(".")
+                        ),
+                    })?;
             }
             table.insert(parts[parts.len() - 1].to_string(), set_value(raw.trim()));
+            job = toml::Value::Table(value.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| JobError::Set {
+                    set: set.clone(),
+                    message: format!("`{}`: {}", key.trim(), e.message().trim()),
+                })?;
         }
-        let text = toml::to_string(&value).map_err(|e| JobError::Parse {
-            file: "--set".into(),
-            message: e.to_string(),
-        })?;
-        Self::from_toml(&text, "--set")
+        Ok(job)
     }
 
     /// Checks that the required settings are there.
@@ -220,6 +243,13 @@ impl Job {
             file: "job".into(),
             message: e.to_string(),
         })?;
+        self.import
+            .segment
+            .validate()
+            .map_err(|message| JobError::Parse {
+                file: "job".into(),
+                message: format!("import.{message}"),
+            })?;
         Ok(())
     }
 
@@ -269,6 +299,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("sometimes"), "{err}");
+        // The error names the --set and its key, not a line of a TOML the user never wrote.
+        let err = job
+            .clone()
+            .with_sets(&["episodes.top_articles=abc".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--set episodes.top_articles=abc: `episodes.top_articles`")
+                && !err.contains("line"),
+            "{err}"
+        );
+        let err = job
+            .clone()
+            .with_sets(&["episodes.top_article=0.3".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("top_article") && !err.contains("line"),
+            "{err}"
+        );
         assert!(job.clone().with_sets(&["nokey".into()]).is_err());
         // The [llm] section: every key settable, checked.
         let llm = job

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod articles;
 pub mod background;
 pub mod baseline;
 pub mod cli;
@@ -24,6 +25,7 @@ pub mod job;
 pub mod llm;
 pub mod progress;
 pub mod run;
+pub mod segment;
 pub mod stats;
 pub mod storage;
 pub mod synth;

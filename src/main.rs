@@ -8,6 +8,12 @@ use epimine::encoder::fetch;
 use epimine::storage::Location;
 use epimine::{background, demo, encode, eval, import, stats, synth, tables};
 
+/// Colour in the log only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
+fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn init_logging(verbose: u8) {
     let default = match verbose {
         0 => "info",
@@ -19,6 +25,7 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour())
         .with_target(false)
         .init();
 }
@@ -34,14 +41,28 @@ enum ExitStatus {
 async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Import(args) => {
-            let src = Location::parse(&args.dataset_dir, false)?;
-            let out = Location::parse(&args.out, true)?;
-            let events = import::import(&src, &out).await?;
-            print!("{}", import::format_summary(&events));
-            println!(
-                "wrote {}/{{segments,labels,gold_episodes}}.parquet",
-                out.display()
-            );
+            if let Some(spec) = &args.articles {
+                let out = Location::parse(&args.out, true)?;
+                let config = args.import_config()?;
+                let result = epimine::articles::import(spec, &out, &config).await?;
+                print!("{}", epimine::articles::format_summary(&result));
+                let rejected = if config.on_error == epimine::articles::OnError::Skip {
+                    format!(" and rejected.parquet ({} rows)", result.rejected.len())
+                } else {
+                    String::new()
+                };
+                println!("wrote {}/segments.parquet{rejected}", out.display());
+            } else {
+                let dir = args.dataset_dir.as_deref().unwrap_or_default();
+                let src = Location::parse(dir, false)?;
+                let out = Location::parse(&args.out, true)?;
+                let events = import::import(&src, &out).await?;
+                print!("{}", import::format_summary(&events));
+                println!(
+                    "wrote {}/{{segments,labels,gold_episodes}}.parquet",
+                    out.display()
+                );
+            }
         }
         Command::Eval(args) => {
             let corpus = Location::parse(&args.corpus, false)?;

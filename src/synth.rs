@@ -308,6 +308,8 @@ pub fn generate(events: usize, docs_per_event: usize, seed: u64) -> Synthetic {
                     doc_date: Some(start_day + (first + covered) as i32),
                     seg_idx,
                     text,
+                    source_id: None,
+                    title: None,
                 });
                 out.labels.push(Label {
                     key_event: name.clone(),

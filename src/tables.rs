@@ -76,6 +76,8 @@ pub fn segments_schema() -> SchemaRef {
         Field::new("doc_date", DataType::Date32, true),
         u32_field("seg_idx"),
         utf8_field("text"),
+        Field::new("source_id", DataType::Utf8, true),
+        Field::new("title", DataType::Utf8, true),
     ]))
 }
 
@@ -111,6 +113,10 @@ pub fn episodes_schema() -> SchemaRef {
         string_list_field("example_sentences"),
         u32_field("n_segments"),
         utf8_field("source"),
+        u32_field("n_articles"),
+        Field::new("first_date", DataType::Date32, true),
+        Field::new("peak_date", DataType::Date32, true),
+        Field::new("last_date", DataType::Date32, true),
     ]))
 }
 
@@ -263,6 +269,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Term::NAME, Term::schema()),
         (Pair::NAME, Pair::schema()),
         (FragmentRow::NAME, FragmentRow::schema()),
+        (Rejected::NAME, Rejected::schema()),
         (
             SENTENCE_EMBEDDINGS,
             sentence_embeddings_schema(DEFAULT_VECTOR_DIM),
@@ -357,6 +364,10 @@ pub struct Segment {
     pub seg_idx: u32,
     /// The segment's text.
     pub text: String,
+    /// The article's id in its source (`epimine import --articles`), if given.
+    pub source_id: Option<String>,
+    /// The article's title, if given.
+    pub title: Option<String>,
 }
 
 impl Table for Segment {
@@ -378,6 +389,12 @@ impl Table for Segment {
                 Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.doc_date))),
                 u32_array(rows.iter().map(|r| r.seg_idx)),
                 string_array(rows.iter().map(|r| r.text.as_str())),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.source_id.as_deref()),
+                )),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.title.as_deref()),
+                )),
             ],
         )
     }
@@ -386,6 +403,8 @@ impl Table for Segment {
         let t = Self::NAME;
         let key_event = strings(t, b, "key_event")?;
         let theme = column::<StringArray>(t, b, "theme")?;
+        let source_id = column::<StringArray>(t, b, "source_id")?;
+        let title = column::<StringArray>(t, b, "title")?;
         let doc_id = primitives::<UInt32Type>(t, b, "doc_id")?;
         let doc_date = column::<PrimitiveArray<Date32Type>>(t, b, "doc_date")?;
         let seg_idx = primitives::<UInt32Type>(t, b, "seg_idx")?;
@@ -401,6 +420,10 @@ impl Table for Segment {
                 doc_date: doc_date.is_valid(i).then(|| doc_date.value(i)),
                 seg_idx: seg_idx[i],
                 text,
+                source_id: source_id
+                    .is_valid(i)
+                    .then(|| source_id.value(i).to_string()),
+                title: title.is_valid(i).then(|| title.value(i).to_string()),
             })
             .collect())
     }
@@ -526,6 +549,54 @@ pub struct Episode {
     pub n_segments: u32,
     /// `clusters` or `llm`.
     pub source: String,
+    /// Distinct articles among its assigned segments.
+    pub n_articles: u32,
+    /// When it is told ([`EpisodeSpan`]): the first publication date of its assigned segments
+    /// (days since 1970-01-01; none when no segment is dated).
+    pub first_date: Option<i32>,
+    /// The date with the most assigned segments (ties: the earliest).
+    pub peak_date: Option<i32>,
+    /// The last publication date of its assigned segments.
+    pub last_date: Option<i32>,
+}
+
+/// The articles and dates of an episode's assigned segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpisodeSpan {
+    /// Distinct articles.
+    pub n_articles: u32,
+    /// First date.
+    pub first_date: Option<i32>,
+    /// Date with the most segments (ties: the earliest).
+    pub peak_date: Option<i32>,
+    /// Last date.
+    pub last_date: Option<i32>,
+}
+
+impl EpisodeSpan {
+    /// The span of segments given as (doc_id, doc_date).
+    pub fn of(segments: impl IntoIterator<Item = (u32, Option<i32>)>) -> Self {
+        let mut docs = std::collections::BTreeSet::new();
+        let mut days: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
+        for (doc, date) in segments {
+            docs.insert(doc);
+            if let Some(d) = date {
+                *days.entry(d).or_default() += 1;
+            }
+        }
+        let peak = days
+            .iter()
+            .fold(None, |best: Option<(i32, usize)>, (&d, &n)| match best {
+                Some((_, m)) if m >= n => best,
+                _ => Some((d, n)),
+            });
+        Self {
+            n_articles: docs.len() as u32,
+            first_date: days.keys().next().copied(),
+            peak_date: peak.map(|(d, _)| d),
+            last_date: days.keys().next_back().copied(),
+        }
+    }
 }
 
 impl Table for Episode {
@@ -548,6 +619,10 @@ impl Table for Episode {
                 string_list_array(rows.iter().map(|r| &r.example_sentences)),
                 u32_array(rows.iter().map(|r| r.n_segments)),
                 string_array(rows.iter().map(|r| r.source.as_str())),
+                u32_array(rows.iter().map(|r| r.n_articles)),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.first_date))),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.peak_date))),
+                Arc::new(Date32Array::from_iter(rows.iter().map(|r| r.last_date))),
             ],
         )
     }
@@ -563,6 +638,10 @@ impl Table for Episode {
         let examples = string_lists(t, b, "example_sentences")?;
         let n_segments = primitives::<UInt32Type>(t, b, "n_segments")?;
         let source = strings(t, b, "source")?;
+        let n_articles = primitives::<UInt32Type>(t, b, "n_articles")?;
+        let date = |name: &str| column::<PrimitiveArray<Date32Type>>(t, b, name);
+        let (first, peak, last) = (date("first_date")?, date("peak_date")?, date("last_date")?);
+        let opt = |a: &PrimitiveArray<Date32Type>, i: usize| a.is_valid(i).then(|| a.value(i));
         Ok(key_event
             .into_iter()
             .zip(title)
@@ -584,6 +663,10 @@ impl Table for Episode {
                         example_sentences,
                         n_segments: n_segments[i],
                         source,
+                        n_articles: n_articles[i],
+                        first_date: opt(first, i),
+                        peak_date: opt(peak, i),
+                        last_date: opt(last, i),
                     }
                 },
             )
@@ -930,6 +1013,74 @@ impl Table for FragmentRow {
                 first_seg_idx: first[i],
                 last_seg_idx: last[i],
                 cluster: cluster.is_valid(i).then(|| cluster.value(i)),
+            })
+            .collect())
+    }
+}
+
+/// One row of `rejected`: an input row `epimine import --articles --on-error skip` left out,
+/// and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    /// The input file.
+    pub file: String,
+    /// 1-based row (Parquet) or line (JSON Lines, CSV) in the file.
+    pub row: u32,
+    /// The column at fault, when one is.
+    pub column: Option<String>,
+    /// Why the row was left out.
+    pub reason: String,
+    /// The row as JSON (its configured columns), when it could be read.
+    pub record: Option<String>,
+}
+
+impl Table for Rejected {
+    const NAME: &'static str = "rejected";
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            utf8_field("file"),
+            u32_field("row"),
+            Field::new("column", DataType::Utf8, true),
+            utf8_field("reason"),
+            Field::new("record", DataType::Utf8, true),
+        ]))
+    }
+
+    fn to_batch(rows: &[Self]) -> RecordBatch {
+        batch(
+            Self::schema(),
+            vec![
+                string_array(rows.iter().map(|r| r.file.as_str())),
+                u32_array(rows.iter().map(|r| r.row)),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.column.as_deref()),
+                )),
+                string_array(rows.iter().map(|r| r.reason.as_str())),
+                Arc::new(StringArray::from_iter(
+                    rows.iter().map(|r| r.record.as_deref()),
+                )),
+            ],
+        )
+    }
+
+    fn from_batch(b: &RecordBatch) -> Result<Vec<Self>, TableError> {
+        let t = Self::NAME;
+        let file = strings(t, b, "file")?;
+        let row = primitives::<UInt32Type>(t, b, "row")?;
+        let column_ = column::<StringArray>(t, b, "column")?;
+        let reason = strings(t, b, "reason")?;
+        let record = column::<StringArray>(t, b, "record")?;
+        Ok(file
+            .into_iter()
+            .zip(reason)
+            .enumerate()
+            .map(|(i, (file, reason))| Rejected {
+                file,
+                row: row[i],
+                column: column_.is_valid(i).then(|| column_.value(i).to_string()),
+                reason,
+                record: record.is_valid(i).then(|| record.value(i).to_string()),
             })
             .collect())
     }

@@ -48,6 +48,8 @@ fn case(events: &[EventSpec]) -> Case {
             doc_date: None,
             seg_idx: 0,
             text: "filler".into(),
+            source_id: None,
+            title: None,
         });
         for (e, labels) in episodes.iter().enumerate() {
             let n = labels.len();
@@ -60,6 +62,8 @@ fn case(events: &[EventSpec]) -> Case {
                     doc_date: None,
                     seg_idx,
                     text: format!("segment {e}/{i}"),
+                    source_id: None,
+                    title: None,
                 });
                 if let Some(label) = label {
                     c.labels.push(Label {

@@ -839,7 +839,7 @@ fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_k
     let two = dir.path().join("two");
     let spawn = |p: &str, out: &Path, key: bool| {
         llm_command(&corpus, out, &sets, key)
-            .args(["-w", "1", "-n", "2", "-p", p, "-h", s(&hosts)])
+            .args(["-w", "1", "-n", "2", "-p", p, "-H", s(&hosts)])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

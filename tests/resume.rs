@@ -657,7 +657,7 @@ fn spawn_process(
         "2",
         "-p",
         p,
-        "-h",
+        "-H",
         s(hosts),
     ])
     .args(extra)

@@ -154,12 +154,38 @@ fn run_writes_every_output_identically_for_any_layout() {
     });
     assert!(!episodes.is_empty() && !fragments.is_empty() && !pairs.is_empty());
     assert!(terms.iter().any(|t| t.salient));
+    let corpus_segments: Vec<epimine::tables::Segment> =
+        block_on(Location::parse(s(&corpus), false).unwrap().read_table()).unwrap();
+    let date_of: std::collections::HashMap<(&str, u32, u32), Option<i32>> = corpus_segments
+        .iter()
+        .map(|s| ((s.key_event.as_str(), s.doc_id, s.seg_idx), s.doc_date))
+        .collect();
     for e in &episodes {
         let mine: Vec<&Assignment> = assignments
             .iter()
             .filter(|a| a.key_event == e.key_event && a.episode_id == e.episode_id)
             .collect();
         assert_eq!(mine.len() as u32, e.n_segments, "{e:?}");
+        // When it is told: articles and first / peak / last dates of its assigned segments,
+        // counted here from the corpus.
+        let docs: HashSet<u32> = mine.iter().map(|a| a.doc_id).collect();
+        assert_eq!(e.n_articles as usize, docs.len(), "{e:?}");
+        let mut per_day: std::collections::BTreeMap<i32, usize> = Default::default();
+        for a in &mine {
+            let date = date_of[&(a.key_event.as_str(), a.doc_id, a.seg_idx)].expect("synth dates");
+            *per_day.entry(date).or_default() += 1;
+        }
+        let most = *per_day.values().max().unwrap();
+        let peak = per_day.iter().find(|(_, &n)| n == most).map(|(&d, _)| d);
+        assert_eq!(
+            (e.first_date, e.peak_date, e.last_date),
+            (
+                per_day.keys().next().copied(),
+                peak,
+                per_day.keys().next_back().copied()
+            ),
+            "{e:?}"
+        );
         assert!(mine.len() >= 2, "episodes keep at least 2 segments");
         let ranks: Vec<u32> = mine.iter().map(|a| a.rank).collect();
         assert_eq!(ranks, (0..mine.len() as u32).collect::<Vec<_>>());
@@ -318,7 +344,7 @@ fn two_processes_write_the_same_bytes() {
     let two = dir.path().join("two");
     let spawn = |p: &str, out: &Path| {
         let mut args = run_args(s(&corpus), s(&bg), s(out), &model);
-        args.extend(["-w", "1", "-n", "2", "-p", p, "-h", s(&hosts)]);
+        args.extend(["-w", "1", "-n", "2", "-p", p, "-H", s(&hosts)]);
         let args: Vec<String> = args.into_iter().map(String::from).collect();
         std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
             .args(args)
@@ -356,6 +382,8 @@ fn a_failed_event_is_recorded_and_the_others_complete() {
             doc_date: None,
             seg_idx: i,
             text: format!("A lone sentence number {i}."),
+            source_id: None,
+            title: None,
         });
     }
     block_on(loc.write_table(&segments)).unwrap();

@@ -250,7 +250,7 @@ fn two_processes_over_tcp_write_the_same_bytes_as_one_worker() {
                 s(&two),
                 "--no-vectors",
             ])
-            .args(["-w", "2", "-n", "2", "-p", p, "-h", s(&hostfile)])
+            .args(["-w", "2", "-n", "2", "-p", p, "-H", s(&hostfile)])
             .env("RUST_LOG", "warn")
             .output()
     };
@@ -290,7 +290,7 @@ fn spawn_process_1(
             s(elsewhere.path()),
             "--no-vectors",
         ])
-        .args(["-w", "2", "-n", "2", "-p", "1", "-h", s(hostfile)])
+        .args(["-w", "2", "-n", "2", "-p", "1", "-H", s(hostfile)])
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
@@ -316,6 +316,8 @@ fn tiny() -> (Vec<Segment>, Vec<String>) {
             doc_date: None,
             seg_idx: (i % 4) as u32,
             text: t.to_string(),
+            source_id: None,
+            title: None,
         })
         .collect();
     let background = (0..10).map(|i| format!("common news item {i}")).collect();

@@ -31,6 +31,8 @@ fn sample_segments() -> Vec<Segment> {
             doc_date: Some(17722),
             seg_idx: 0,
             text: "Ünïcödé text, with \"quotes\".".into(),
+            source_id: None,
+            title: None,
         },
         Segment {
             key_event: "ev".into(),
@@ -39,6 +41,8 @@ fn sample_segments() -> Vec<Segment> {
             doc_date: None,
             seg_idx: 0,
             text: String::new(),
+            source_id: None,
+            title: None,
         },
     ]
 }
@@ -55,6 +59,10 @@ fn sample_episodes() -> Vec<Episode> {
             example_sentences: vec![],
             n_segments: 7,
             source: "clusters".into(),
+            n_articles: 3,
+            first_date: Some(18_809),
+            peak_date: Some(18_810),
+            last_date: Some(18_812),
         },
         Episode {
             key_event: "ev".into(),
@@ -74,6 +82,10 @@ fn sample_episodes() -> Vec<Episode> {
             example_sentences: vec!["They broke in.".into(), "Slogans, \"quoted\".".into()],
             n_segments: 2,
             source: "llm".into(),
+            n_articles: 2,
+            first_date: None,
+            peak_date: None,
+            last_date: None,
         },
     ]
 }

@@ -484,6 +484,11 @@ pub fn assign(
         }
         segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let episode_id = episodes.len() as u32;
+        let span = crate::tables::EpisodeSpan::of(
+            segs_of
+                .iter()
+                .map(|&(_, s)| (segs[s].doc_id, segs[s].doc_date)),
+        );
         episodes.push(Episode {
             key_event: key_event.to_string(),
             trial,
@@ -494,6 +499,10 @@ pub fn assign(
             example_sentences: spec.example_sentences.clone(),
             n_segments: segs_of.len() as u32,
             source: spec.source.into(),
+            n_articles: span.n_articles,
+            first_date: span.first_date,
+            peak_date: span.peak_date,
+            last_date: span.last_date,
         });
         for (rank, (_, s)) in segs_of.into_iter().enumerate() {
             let confidence = classified[s].confidence;
@@ -550,6 +559,8 @@ mod tests {
                 doc_date: None,
                 seg_idx: 0,
                 text: String::new(),
+                source_id: None,
+                title: None,
             })
             .collect()
     }

@@ -28,7 +28,7 @@ use crate::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Table, Term
 
 /// The version of the output format: tables, checkpoints, `run.json`. A checkpoint of another
 /// version is recomputed.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The folder of the checkpoints inside `--out`.
 pub const DIR: &str = "_checkpoints";
@@ -479,6 +479,8 @@ mod tests {
             doc_date: None,
             seg_idx: 0,
             text: text.into(),
+            source_id: None,
+            title: None,
         };
         let (a, b) = (seg(0, "one"), seg(1, "two"));
         let (mut x, mut y) = (SegmentDigest::default(), SegmentDigest::default());

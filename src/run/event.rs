@@ -120,7 +120,8 @@ pub(super) fn event_worker(
     let (index, peers) = (worker.index(), worker.peers());
     let job = &shared.job;
     let fail = |e: String| {
-        tracing::error!(worker = index, "{e}");
+        // Reported once, by the caller (every worker may fail the same way).
+        tracing::debug!(worker = index, "{e}");
         shared.errors.lock().expect("error list").push(e);
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()

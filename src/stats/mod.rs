@@ -188,7 +188,8 @@ fn execute(
             match stream_shard(&runtime, &rounds[round].corpus, index, peers, feed) {
                 Ok(()) => true,
                 Err(e) => {
-                    tracing::error!(worker = index, "{e}");
+                    // Reported once, by the caller (every worker may fail the same way).
+                    tracing::debug!(worker = index, "{e}");
                     worker_errors.lock().expect("error list").push(e.into());
                     false
                 }
@@ -275,6 +276,10 @@ pub fn run(
         .enable_all()
         .build()
         .map_err(|e| StatsError::Timely(e.to_string()))?;
+    // A corpus that cannot be read is an error before any work.
+    runtime.block_on(crate::corpus::segment_files(&Location::parse(
+        corpus, false,
+    )?))?;
     let stage = Stage::start("loading the background");
     let background = runtime.block_on(background::load(background_path))?;
     stage.finish(&format!("{} documents", background.n_docs()));

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every ```sh block of README.md as written (but `scripts/test.sh`, which is CI itself), one
+# command at a time, in a scratch folder target/readme-examples/work whose ../shared is the
+# development data beside the checkout (or $EPIMINE_SHARED). `cargo` there is the real cargo,
+# pointed at this checkout's Cargo.toml. Fails on the first command that fails, naming it.
+# Cost: a release build, the demo (about a minute) and a development-set run (about two).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+shared="${EPIMINE_SHARED:-$root/../shared}"
+[ -d "$shared/data/epimine" ] || { echo "no development data at $shared (set EPIMINE_SHARED)" >&2; exit 1; }
+base="$root/target/readme-examples"
+rm -rf "$base"
+mkdir -p "$base/work"
+ln -s "$(cd "$shared" && pwd)" "$base/shared"
+cargo() { command cargo "$1" --manifest-path "$root/Cargo.toml" "${@:2}"; }
+export -f cargo
+export root
+# The commands of the sh blocks, one a line (no block uses line continuations).
+mapfile -t commands < <(awk '/^```sh$/{on=1; next} /^```$/{on=0} on && NF' "$root/README.md")
+cd "$base/work"
+n=0
+for cmd in "${commands[@]}"; do
+    if [ "$cmd" = "scripts/test.sh" ]; then
+        echo "== skipped (CI itself): $cmd"
+        continue
+    fi
+    echo "== $cmd"
+    start=$(date +%s)
+    if ! bash -c "$cmd"; then
+        echo "README example failed: $cmd" >&2
+        exit 1
+    fi
+    echo "   ($(( $(date +%s) - start )) s)"
+    n=$((n + 1))
+done
+echo "== $n README commands ran as written"

@@ -1,0 +1,396 @@
+//! `epimine import --articles`: Parquet, JSON Lines and CSV articles become the same corpus,
+//! whatever the row order; bad rows are named (file, line or row, column) and either fail the
+//! import (nothing written) or go to `rejected.parquet`; duplicate articles are dropped.
+
+mod util;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampSecondArray};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use epimine::storage::Location;
+use epimine::tables::{Rejected, Segment};
+use util::*;
+
+/// (key_event, id, published, title, text).
+type Row = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    String,
+);
+
+fn articles() -> Vec<Row> {
+    let long = "The river rose through the night and flooded the lower town. ".repeat(12);
+    vec![
+        ("flood", "b", "2021-07-02T10:00:00Z", "Second", format!("Rescuers reached the villages on the hills before dawn, officials said.\n\n{long}\nPhoto: Staff")),
+        ("flood", "a", "2021-07-01", "First", "Heavy rain fell over the valley for three days in a row, and the river burst its banks.\nPhoto: Staff".into()),
+        ("flood", "c", "1625313600", "Third", "Shelters opened in schools across the county as the water kept rising.\nPhoto: Staff".into()),
+        ("flood", "d", "2021-07-04T12:00:00+02:00", "Syndicated", "Shelters opened in schools across the county as the water kept  rising.\n  Photo: Staff".into()),
+        ("fire", "x", "2022-01-01", "Fire", "A fire broke out in the old mill on Sunday night and burned until morning.\nPhoto: Staff".into()),
+    ]
+}
+
+fn jsonl(rows: &[Row]) -> String {
+    rows.iter()
+        .map(|(e, id, p, t, text)| {
+            serde_json::json!({"key_event": e, "id": id, "published": p, "title": t, "text": text})
+                .to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+fn csv_text(rows: &[Row]) -> String {
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut out = "key_event,id,published,title,text\n".to_string();
+    for (e, id, p, t, text) in rows {
+        out.push_str(&format!(
+            "{},{},{},{},{}\n",
+            q(e),
+            q(id),
+            q(p),
+            q(t),
+            q(text)
+        ));
+    }
+    out
+}
+
+fn write_parquet(path: &Path, rows: &[Row]) {
+    let secs: Vec<i64> = rows
+        .iter()
+        .map(|r| epimine::articles::parse_time(r.2).unwrap())
+        .collect();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("key_event", DataType::Utf8, false),
+        Field::new("id", DataType::Utf8, false),
+        Field::new(
+            "published",
+            DataType::Timestamp(TimeUnit::Second, Some("UTC".into())),
+            true,
+        ),
+        Field::new("title", DataType::Utf8, true),
+        Field::new("text", DataType::Utf8, false),
+    ]));
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1))),
+        Arc::new(TimestampSecondArray::from(secs).with_timezone("UTC")),
+        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.3))),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.4.as_str()),
+        )),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+fn import(input: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["import", "--articles", s(input), "--out", s(out)];
+    args.extend(extra);
+    epimine(&args)
+}
+
+fn segments(corpus: &Path) -> Vec<Segment> {
+    block_on(async {
+        Location::parse(s(corpus), false)
+            .unwrap()
+            .read_table::<Segment>()
+            .await
+            .unwrap()
+    })
+}
+
+#[test]
+fn every_format_and_row_order_gives_the_same_corpus() {
+    let dir = scratch();
+    let rows = articles();
+    let mut reversed = rows.clone();
+    reversed.reverse();
+    std::fs::write(dir.path().join("a.jsonl"), jsonl(&rows)).unwrap();
+    std::fs::write(dir.path().join("b.csv"), csv_text(&reversed)).unwrap();
+    write_parquet(&dir.path().join("c.parquet"), &reversed);
+    // A prefix over two files (the rows split between them, in another order).
+    std::fs::create_dir_all(dir.path().join("split")).unwrap();
+    std::fs::write(dir.path().join("split/feed-1.jsonl"), jsonl(&rows[2..])).unwrap();
+    std::fs::write(dir.path().join("split/feed-2.jsonl"), jsonl(&rows[..2])).unwrap();
+    std::fs::write(dir.path().join("split/other.txt"), "not an input").unwrap();
+
+    let mut corpora = Vec::new();
+    for (name, input) in [
+        ("jsonl", dir.path().join("a.jsonl")),
+        ("csv", dir.path().join("b.csv")),
+        ("parquet", dir.path().join("c.parquet")),
+        ("prefix", dir.path().join("split/feed-")),
+    ] {
+        let out = dir.path().join(format!("corpus-{name}"));
+        let result = import(&input, &out, &[]);
+        let stdout = String::from_utf8_lossy(&result.stdout);
+        assert!(
+            result.status.success(),
+            "{name}: {}{stdout}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        assert!(stdout.contains("1 duplicate articles dropped"), "{stdout}");
+        assert!(stdout.contains("3 boilerplate lines dropped"), "{stdout}");
+        corpora.push(std::fs::read(out.join("segments.parquet")).unwrap());
+    }
+    for c in &corpora[1..] {
+        assert!(c == &corpora[0], "corpora differ between formats or orders");
+    }
+
+    let segs = segments(&dir.path().join("corpus-jsonl"));
+    // Events in name order; articles by publication time, then id; the duplicate of `c`
+    // (published later) dropped; `Photo: Staff` (in 3 articles) dropped.
+    let docs: Vec<(&str, u32, &str, Option<&str>)> = segs
+        .iter()
+        .filter(|s| s.seg_idx == 0)
+        .map(|s| {
+            (
+                s.key_event.as_str(),
+                s.doc_id,
+                s.source_id.as_deref().unwrap(),
+                s.title.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        docs,
+        vec![
+            ("fire", 0, "x", Some("Fire")),
+            ("flood", 0, "a", Some("First")),
+            ("flood", 1, "b", Some("Second")),
+            ("flood", 2, "c", Some("Third")),
+        ]
+    );
+    // Boilerplate is counted per event: the one `fire` article keeps its line.
+    assert!(segs
+        .iter()
+        .filter(|s| s.key_event == "flood")
+        .all(|s| !s.text.contains("Photo: Staff")));
+    assert!(segs.iter().any(|s| s.text.contains("Photo: Staff")));
+    // 2021-07-01 is day 18809; 1625313600 is 2021-07-03T12:00Z.
+    let date = |id: &str| {
+        segs.iter()
+            .find(|s| s.source_id.as_deref() == Some(id))
+            .unwrap()
+            .doc_date
+    };
+    assert_eq!((date("a"), date("c")), (Some(18809), Some(18811)));
+    // The long paragraph of `b` is cut at sentence ends into pieces under max_chars.
+    let b: Vec<&Segment> = segs
+        .iter()
+        .filter(|s| s.source_id.as_deref() == Some("b"))
+        .collect();
+    assert!(b.len() >= 3, "{b:?}");
+    assert!(b
+        .iter()
+        .all(|s| s.text.chars().count() <= 540 && s.text.ends_with('.')));
+}
+
+#[test]
+fn bad_rows_are_named_and_fail_or_are_set_aside() {
+    let dir = scratch();
+    let input = dir.path().join("feed.jsonl");
+    let lines = [
+        r#"{"key_event": "e", "id": "1", "published": "2021-01-01", "text": "A good article about the event, long enough to keep."}"#,
+        r#"{"key_event": "e", "id": "2", "published": "last tuesday", "text": "Dated oddly."}"#,
+        r#"{"key_event": "", "id": "3", "text": "No event."}"#,
+        r#"{"key_event": "e", "id": "4", "text": "   "}"#,
+        r#"{"key_event": "e", "id": "1", "published": "2021-01-02", "text": "The same id again, with other text."}"#,
+        r#"{"key_event": "e", "id": "5", "text": 42}"#,
+        r#"not json"#,
+    ];
+    let mut data = lines.join("\n").into_bytes();
+    data.extend(b"\n{\"key_event\": \"e\", \"id\": \"6\", \"text\": \"bad \xff byte\"}\n");
+    std::fs::write(&input, &data).unwrap();
+
+    let out = dir.path().join("fail");
+    let result = import(&input, &out, &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success(), "{err}");
+    assert_eq!(files_in(&out), Vec::<String>::new(), "nothing written");
+    for expect in [
+        "7 bad row(s)",
+        "feed.jsonl: line 2, column `published`: `last tuesday` is not a date",
+        "feed.jsonl: line 3, column `key_event`: empty",
+        "feed.jsonl: line 4, column `text`: empty",
+        "feed.jsonl: line 5, column `id`: id `1` appears twice in key event `e`",
+        "feed.jsonl: line 6, column `text`: expected a string, found the number 42",
+        "feed.jsonl: line 7: not JSON",
+        "feed.jsonl: line 8: invalid UTF-8",
+    ] {
+        assert!(err.contains(expect), "missing `{expect}` in:\n{err}");
+    }
+
+    let out = dir.path().join("skip");
+    let result = import(&input, &out, &["--on-error", "skip"]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(stdout.contains("7 rows rejected"), "{stdout}");
+    let segs = segments(&out);
+    assert_eq!(segs.len(), 1);
+    assert_eq!(segs[0].source_id.as_deref(), Some("1"));
+    let rejected: Vec<Rejected> = block_on(async {
+        Location::parse(s(&out), false)
+            .unwrap()
+            .read_table::<Rejected>()
+            .await
+            .unwrap()
+    });
+    let rows: Vec<(u32, Option<&str>)> = rejected
+        .iter()
+        .map(|r| (r.row, r.column.as_deref()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (2, Some("published")),
+            (3, Some("key_event")),
+            (4, Some("text")),
+            (5, Some("id")),
+            (6, Some("text")),
+            (7, None),
+            (8, None),
+        ]
+    );
+    assert!(rejected[0]
+        .record
+        .as_deref()
+        .unwrap()
+        .contains("last tuesday"));
+}
+
+#[test]
+fn columns_by_flag_unix_seconds_and_typed_errors() {
+    let dir = scratch();
+    // Other column names, an integer id and Unix seconds, in CSV.
+    let input = dir.path().join("feed.csv");
+    std::fs::write(
+        &input,
+        "event,url,ts,body\nquake,101,86400,The ground shook for a full minute in the capital city.\n",
+    )
+    .unwrap();
+    let out = dir.path().join("corpus");
+    let args = [
+        "--key-event-column",
+        "event",
+        "--id-column",
+        "url",
+        "--published-column",
+        "ts",
+        "--text-column",
+        "body",
+    ];
+    let result = import(&input, &out, &args);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let segs = segments(&out);
+    assert_eq!(
+        (
+            segs[0].key_event.as_str(),
+            segs[0].source_id.as_deref(),
+            segs[0].doc_date
+        ),
+        ("quake", Some("101"), Some(1))
+    );
+    // Without the flags the key event column is missing: named, with the flag to use.
+    let result = import(&input, &dir.path().join("x"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(err.contains("no column `key_event` (name it with --key-event-column or key_event = … in [import.columns])"), "{err}");
+
+    // A Parquet text column of the wrong type.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("key_event", DataType::Utf8, false),
+        Field::new("id", DataType::Utf8, false),
+        Field::new("text", DataType::Int64, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["e"])),
+            Arc::new(StringArray::from(vec!["1"])),
+            Arc::new(Int64Array::from(vec![7])),
+        ],
+    )
+    .unwrap();
+    let path = dir.path().join("typed.parquet");
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None)
+            .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let result = import(&path, &dir.path().join("y"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        err.contains("typed.parquet: column `text` is Int64, expected a string"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_example_job_documents_the_default_import_settings() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/example.toml");
+    let job = epimine::job::Job::from_file(&path).unwrap();
+    assert_eq!(job.import, epimine::articles::ImportConfig::default());
+}
+
+#[test]
+fn a_prefix_on_s3_gives_the_same_corpus_as_a_local_file() {
+    let Some(root) = s3_root("articles") else {
+        return;
+    };
+    let dir = scratch();
+    let rows = articles();
+    std::fs::write(dir.path().join("all.jsonl"), jsonl(&rows)).unwrap();
+    let local = dir.path().join("local");
+    let result = import(&dir.path().join("all.jsonl"), &local, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    // The rows split over two objects under a prefix, plus an object the prefix leaves out.
+    let feeds = Location::parse(&format!("{root}/feeds"), true).unwrap();
+    block_on(async {
+        feeds
+            .put("day-2.jsonl", jsonl(&rows[..3]).into_bytes().into())
+            .await
+            .unwrap();
+        feeds
+            .put("day-1.jsonl", jsonl(&rows[3..]).into_bytes().into())
+            .await
+            .unwrap();
+        feeds
+            .put("other.csv", b"not,an\ninput,here\n".to_vec().into())
+            .await
+            .unwrap();
+    });
+    let out = dir.path().join("from-s3");
+    let spec = format!("{root}/feeds/day-");
+    let result = epimine(&["import", "--articles", &spec, "--out", s(&out)]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}{stdout}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(stdout.contains("5 rows in 2 file(s)"), "{stdout}");
+    assert!(
+        std::fs::read(out.join("segments.parquet")).unwrap()
+            == std::fs::read(local.join("segments.parquet")).unwrap()
+    );
+}

@@ -1,0 +1,178 @@
+//! The command line as a new user tries it: `-h` on every command, no colour codes in a log
+//! that is not a terminal, an error said once, `--set` errors that name the key, warnings that
+//! name file and line.
+
+mod util;
+
+use std::process::Command;
+
+use util::*;
+
+/// Every subcommand path of the binary.
+const COMMANDS: &[&[&str]] = &[
+    &[],
+    &["import"],
+    &["eval"],
+    &["demo"],
+    &["schemas"],
+    &["stats"],
+    &["background"],
+    &["background", "build"],
+    &["synth"],
+    &["encode"],
+    &["models"],
+    &["models", "fetch"],
+    &["run"],
+    &["baseline"],
+    &["baseline", "kmeans"],
+    &["baseline", "hdbscan"],
+];
+
+#[test]
+fn dash_h_is_help_on_every_command() {
+    for command in COMMANDS {
+        let mut args: Vec<&str> = command.to_vec();
+        args.push("-h");
+        let out = epimine(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("Usage: epimine"),
+            "epimine {args:?}: {}{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The hostfile moved to -H / --hostfile.
+    for command in ["run", "stats"] {
+        let help = epimine_ok(&[command, "--help"]);
+        assert!(help.contains("-H, --hostfile"), "{help}");
+    }
+}
+
+/// Runs the binary with stderr to a pipe (not a terminal), with the given environment.
+fn with_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_log_that_is_not_a_terminal_has_no_colour_and_an_error_is_said_once() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let bg = corpus.join("background.txt");
+    let missing = dir.path().join("no-such-corpus");
+    let stats_out = dir.path().join("stats");
+    let run_out = dir.path().join("run");
+    let args = [
+        "stats",
+        "--corpus",
+        s(&missing),
+        "--background",
+        s(&bg),
+        "--out",
+        s(&stats_out),
+        "--no-vectors",
+        "-w",
+        "2",
+    ];
+    for env in [vec![("RUST_LOG", "info")], vec![("NO_COLOR", "1")]] {
+        let (ok, stderr) = with_env(&args, &env);
+        assert!(!ok, "{stderr}");
+        assert!(
+            !stderr.contains('\u{1b}'),
+            "colour codes in a log: {stderr}"
+        );
+        let said = stderr.matches("no-such-corpus").count();
+        assert_eq!(said, 1, "the error should be said once:\n{stderr}");
+        assert!(stderr.contains("error: "), "{stderr}");
+    }
+    // The same for `run`, with two workers.
+    let (ok, stderr) = with_env(
+        &[
+            "run",
+            "--corpus",
+            s(&missing),
+            "--background",
+            s(&bg),
+            "--out",
+            s(&run_out),
+            "-w",
+            "2",
+        ],
+        &[("RUST_LOG", "info")],
+    );
+    assert!(!ok, "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    assert_eq!(stderr.matches("no-such-corpus").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_bad_set_names_the_key_not_a_line() {
+    let dir = scratch();
+    for (set, expect) in [
+        ("episodes.top_articles=abc", "`episodes.top_articles`"),
+        ("episodes.top_article=0.3", "top_article"),
+        ("llm.backend=gpt", "gpt"),
+    ] {
+        let out = epimine(&[
+            "run",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            s(dir.path()),
+            "--set",
+            set,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(&format!("--set {set}:")) && err.contains(expect),
+            "{err}"
+        );
+        assert!(!err.contains("line "), "{err}");
+    }
+}
+
+#[test]
+fn a_label_id_not_in_episodes_tsv_is_warned_about_with_file_and_line() {
+    let root = scratch();
+    let event = root.path().join("theme_a/event_a");
+    std::fs::create_dir_all(&event).unwrap();
+    std::fs::write(event.join("segments.txt"), "One.\nTwo.\n\nThree.\n").unwrap();
+    std::fs::write(
+        event.join("groundtruth.tsv"),
+        "0\tOne.\n7\tTwo.\n0,9\tThree.\n",
+    )
+    .unwrap();
+    std::fs::write(event.join("episodes.tsv"), "0\ta | b | c | d | e\n").unwrap();
+    let out = root.path().join("corpus");
+    let result = epimine(&["import", s(root.path()), "--out", s(&out)]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("event_a/groundtruth.tsv:2: label id 7 is not in"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("event_a/groundtruth.tsv:3: label id 9 is not in"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("label id 0"), "{stderr}");
+}
