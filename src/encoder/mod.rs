@@ -452,18 +452,7 @@ impl<B: EncoderBackend> Encoder<B> {
                 }
             },
         );
-        let mut rest = data.as_slice();
-        Ok(parts
-            .iter()
-            .map(|texts| {
-                let (head, tail) = rest.split_at(texts.len() * dim);
-                rest = tail;
-                Vectors {
-                    dim,
-                    data: head.to_vec(),
-                }
-            })
-            .collect())
+        Ok(split_parts(&data, parts, dim))
     }
 
     /// The static word table of a key event whose texts are `texts`, from hidden layer `layer`
@@ -608,20 +597,28 @@ impl<B: EncoderBackend> Encoder<B> {
             },
         );
         let mut out = Vec::with_capacity(parts.len());
-        let mut rest = data.as_slice();
-        for (texts, part_sums) in parts.iter().zip(sums) {
-            let (head, tail) = rest.split_at(texts.len() * dim);
-            rest = tail;
-            out.push((
-                Vectors {
-                    dim,
-                    data: head.to_vec(),
-                },
-                part_sums.finish_sums(),
-            ));
+        for (vectors, part_sums) in split_parts(&data, parts, dim).into_iter().zip(sums) {
+            out.push((vectors, part_sums.finish_sums()));
         }
         Ok(out)
     }
+}
+
+/// The rows of `data` (`dim` values each, the parts' texts in order) cut into one [`Vectors`] a
+/// part.
+fn split_parts(data: &[f32], parts: &[&[&str]], dim: usize) -> Vec<Vectors> {
+    let mut rest = data;
+    parts
+        .iter()
+        .map(|texts| {
+            let (head, tail) = rest.split_at(texts.len() * dim);
+            rest = tail;
+            Vectors {
+                dim,
+                data: head.to_vec(),
+            }
+        })
+        .collect()
 }
 
 /// The f32 values of tensor data (converting if the backend computed in another float type).
