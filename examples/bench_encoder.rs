@@ -42,6 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: bench_encoder MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]".into());
     };
     let batch: usize = pos.get(2).map(|b| b.parse()).transpose()?.unwrap_or(32);
+    if std::env::var_os("EPIMINE_NO_TUNE_ALLOCATOR").is_none() {
+        epimine::encoder::tune_allocator();
+    }
     let text = std::fs::read_to_string(file)?;
     let texts: Vec<&str> = text.lines().collect();
     let enc = Encoder::<DefaultBackend>::load(&PathBuf::from(model), &default_device())?
@@ -50,6 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|t| enc.tokenizer().sentence(t).map(|s| s.ids.len()))
         .sum::<Result<usize, _>>()?;
+    // Positions the forward passes compute, padding included, in the batches used below.
+    let (real, padded) = enc.positions(&[&texts])?;
+    assert_eq!(real, tokens, "real positions are the tokens");
     // Warm-up: one batch.
     enc.sentence_embeddings(&texts[..batch.min(texts.len())])?;
     let start = Instant::now();
@@ -64,9 +70,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_start;
     println!(
-        "{{\"engine\":\"burn-flex\",\"texts\":{},\"tokens\":{},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"}}",
+        "{{\"engine\":\"burn-flex\",\"simd\":\"{}\",\"texts\":{},\"tokens\":{},\"padding_share\":{:.4},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"}}",
+        epimine::encoder::simd_path(),
         texts.len(),
         tokens,
+        padded as f64 / real.max(1) as f64 - 1.0,
         seconds,
         cpu,
         tokens as f64 / seconds,

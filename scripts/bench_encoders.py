@@ -3,7 +3,7 @@
 same model, same texts, same batch size, same thread count, side by side on one machine.
 
     scripts/encoder-pyenv.sh python scripts/bench_encoders.py [--model DIR] [--n 2000]
-        [--threads 2] [--batch-size 32] [--data ../shared/data/epimine]
+        [--threads 1,2] [--batch-size 32] [--path native|avx2] [--data ../shared/data/epimine]
 
 Texts: the first N non-blank lines of the dataset's segments.txt files (in path order).
 Tokens: every text's token count after truncation at max_seq_length, special tokens included
@@ -13,6 +13,14 @@ The engines alternate for --rounds rounds and each reports its best round (the m
 shared; the fastest round is the one least disturbed), with the CPU time it used. PyTorch runs
 each round twice, with OpenMP's default (spinning) and passive wait policies, and keeps the
 faster: spinning threads lose badly on a busy machine.
+Padding share: positions the forward passes compute beyond the real tokens, over the real
+tokens, in each engine's own batching (burn: its `Encoder::positions`; sentence-transformers:
+texts sorted by character length, `batch_size` at a time, each padded to its longest).
+SIMD path: `--path native` (default) builds with the default features, so gemm uses AVX-512
+where the CPU has it; `--path avx2` builds with `--no-default-features` (into
+target/bench-avx2), which forces the AVX2 path on an AVX-512 machine. burn's JSON line names
+the path it ran (`simd`). PyTorch picks its own kernels (set ATEN_CPU_CAPABILITY=avx2 in the
+environment to force its AVX2 path too).
 Not a test: a measurement.
 """
 
@@ -50,7 +58,12 @@ def torch_worker(model, texts_file, batch_size, threads):
         texts = f.read().split("\n")
     st = SentenceTransformer(model, device="cpu")
     tok = st.tokenizer
-    tokens = sum(min(len(tok(t)["input_ids"]), st.max_seq_length) for t in texts)
+    lengths = [min(len(tok(t)["input_ids"]), st.max_seq_length) for t in texts]
+    tokens = sum(lengths)
+    # sentence-transformers' batching: sorted by character length, longest first.
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    padded = sum(max(lengths[i] for i in order[b:b + batch_size]) * len(order[b:b + batch_size])
+                 for b in range(0, len(order), batch_size))
     st.encode(texts[:batch_size], batch_size=batch_size)  # warm-up
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
@@ -64,6 +77,7 @@ def torch_worker(model, texts_file, batch_size, threads):
         "engine": f"pytorch {torch.__version__}",
         "texts": len(texts),
         "tokens": tokens,
+        "padding_share": round(padded / tokens - 1, 4),
         "seconds": round(seconds, 3),
         "cpu_seconds": round(cpu, 2),
         "tokens_per_s": round(tokens / seconds, 1),
@@ -81,7 +95,8 @@ def main():
     ap.add_argument("--model", default=default_model)
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "epimine"))
     ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    ap.add_argument("--path", choices=("native", "avx2"), default="native")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-build", action="store_true")
@@ -96,13 +111,27 @@ def main():
     fd, texts_file = tempfile.mkstemp(suffix=".txt")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("\n".join(texts))
-    env = dict(os.environ, RAYON_NUM_THREADS=str(args.threads), OMP_NUM_THREADS=str(args.threads),
-               MKL_NUM_THREADS=str(args.threads), RUST_LOG="warn")
+    target = os.path.join(ROOT, "target") if args.path == "native" else os.path.join(
+        ROOT, "target", "bench-avx2")
     if not args.skip_build:
-        subprocess.run(["cargo", "build", "--release", "--example", "bench_encoder"], cwd=ROOT,
-                       check=True)
-    exe = os.path.join(ROOT, "target", "release", "examples", "bench_encoder")
-    print(f"{len(texts)} texts, batch size {args.batch_size}, {args.threads} threads, "
+        cmd = ["cargo", "build", "--release", "--example", "bench_encoder"]
+        if args.path == "avx2":
+            cmd += ["--no-default-features", "--target-dir", target]
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    exe = os.path.join(target, "release", "examples", "bench_encoder")
+    summary = []
+    for threads in [int(t) for t in str(args.threads).split(",")]:
+        summary.append(bench(args, exe, texts_file, len(texts), threads))
+    os.remove(texts_file)
+    print("\nsummary (best round each):")
+    for line in summary:
+        print(line)
+
+
+def bench(args, exe, texts_file, n_texts, threads):
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), RUST_LOG="warn")
+    print(f"{n_texts} texts, batch size {args.batch_size}, {threads} threads, "
           f"model {args.model}", flush=True)
     print(f"load average before: {os.getloadavg()}", flush=True)
     burn_runs, torch_runs = [], []
@@ -113,25 +142,24 @@ def main():
         print(json.dumps(burn_runs[-1]), flush=True)
         for policy in ("ACTIVE", "PASSIVE"):
             out = subprocess.run([sys.executable, __file__, "--torch-worker", args.model,
-                                  texts_file, str(args.batch_size), str(args.threads)],
+                                  texts_file, str(args.batch_size), str(threads)],
                                  env=dict(env, OMP_WAIT_POLICY=policy), check=True,
                                  capture_output=True, text=True).stdout
             torch_runs.append(dict(json.loads(out.strip().splitlines()[-1]),
                                    omp_wait_policy=policy))
             print(json.dumps(torch_runs[-1]), flush=True)
     print(f"load average after: {os.getloadavg()}", flush=True)
-    os.remove(texts_file)
     burn = max(burn_runs, key=lambda r: r["tokens_per_s"])
     torch_res = max(torch_runs, key=lambda r: r["tokens_per_s"])
     assert burn["tokens"] == torch_res["tokens"], "token counts differ"
     ratio = burn["tokens_per_s"] / torch_res["tokens_per_s"]
     cpu_ratio = (torch_res["cpu_seconds"] / burn["cpu_seconds"])
-    print(f"best of {args.rounds}: burn {burn['tokens_per_s']:.0f} tokens/s "
-          f"({burn['cpu_seconds']:.1f} CPU s, peak {burn['peak_rss_mib']:.0f} MiB), "
-          f"PyTorch {torch_res['tokens_per_s']:.0f} tokens/s "
-          f"({torch_res['cpu_seconds']:.1f} CPU s, peak {torch_res['peak_rss_mib']:.0f} MiB)")
-    print(f"ratio burn / PyTorch: {ratio:.2f} in tokens/s, {cpu_ratio:.2f} in tokens per CPU second")
-
+    return (f"{threads} thread(s), burn {burn['simd']}: burn {burn['tokens_per_s']:.0f} tokens/s "
+            f"({burn['cpu_seconds']:.1f} CPU s, padding {burn['padding_share']:.1%}, peak "
+            f"{burn['peak_rss_mib']:.0f} MiB), PyTorch {torch_res['tokens_per_s']:.0f} tokens/s "
+            f"({torch_res['cpu_seconds']:.1f} CPU s, padding {torch_res['padding_share']:.1%}, "
+            f"peak {torch_res['peak_rss_mib']:.0f} MiB); burn / PyTorch {ratio:.2f} in tokens/s, "
+            f"{cpu_ratio:.2f} in tokens per CPU second")
 
 if __name__ == "__main__":
     sys.exit(main())

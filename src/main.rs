@@ -309,6 +309,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    epimine::encoder::tune_allocator();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

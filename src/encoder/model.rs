@@ -16,7 +16,8 @@
 //! Attention is Hugging Face's eager attention, `softmax(q kᵀ/√d + bias) v` with the padding mask
 //! as an additive bias of `f32::MIN`: the products run on strided views of the projections (no
 //! head-splitting copies), and the scale, bias and softmax are one backend operation
-//! ([`EncoderBackend::attention_probs`]), as is GELU ([`EncoderBackend::gelu_exact`]).
+//! ([`EncoderBackend::attention_probs`]), as are GELU ([`EncoderBackend::gelu_exact`]) and the
+//! merge of the heads' outputs ([`EncoderBackend::merge_heads`]).
 
 use burn::module::Module;
 use burn::nn::{
@@ -328,10 +329,8 @@ impl<B: EncoderBackend> EncoderLayer<B> {
         let v = split(linear2d(&a.value, x.clone()));
         // softmax(q kᵀ / √d + bias) v, as Hugging Face's eager attention.
         let scale = 1.0 / (head_dim as f32).sqrt();
-        let context = B::attention_probs(q.matmul(k.swap_dims(2, 3)), scale, bias)
-            .matmul(v)
-            .swap_dims(1, 2)
-            .reshape([batch * seq, hidden]);
+        let context =
+            B::merge_heads(B::attention_probs(q.matmul(k.swap_dims(2, 3)), scale, bias).matmul(v));
         let x = self
             .attention_norm
             .forward(linear2d(&a.output, context) + x);

@@ -7,13 +7,15 @@ use super::units::UnitEncoding;
 use crate::encoder::WordSum;
 use crate::job::Job;
 
-/// The cache key of a unit's encoding: the model weights' hash, the batch size (it sets which
-/// texts are padded together, which moves the floats a little) and the texts.
+/// The cache key of a unit's encoding: the model weights' hash, the batch size and the
+/// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which
+/// moves the floats a little) and the texts.
 pub(super) fn cache_key(model_hash: &str, batch_size: usize, texts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(model_hash.as_bytes());
     h.update((batch_size as u64).to_le_bytes());
+    h.update(crate::encoder::BATCHING.as_bytes());
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());

@@ -131,6 +131,7 @@ pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> Str
         "epimine": env!("CARGO_PKG_VERSION"),
         "model_files": model_files,
         "batch_size": job.encoder.batch_size,
+        "batching": crate::encoder::BATCHING,
         "terms": job.terms,
         "episodes": job.episodes,
         "llm": {

@@ -232,7 +232,10 @@ pub(super) fn event_worker(
             shared.sentence_model_dir.as_deref(),
             job.encoder.batch_size,
         ) {
-            Ok(e) => Some(e),
+            Ok(e) => {
+                tracing::debug!(simd = crate::encoder::simd_path(), "encoder loaded");
+                Some(e)
+            }
             Err(e) => {
                 fail(format!("encoder: {e}"));
                 None
