@@ -40,7 +40,7 @@ def main():
     ]:
         t = pq.read_table(f"{src}/{name}.parquet")
         t = copies(t, n)
-        pq.write_table(t, f"{dst}/{name}.parquet", use_compliant_nested_type=False)
+        pq.write_table(t, f"{dst}/{name}.parquet", use_compliant_nested_type=False, row_group_size=64 * 1024)
     shutil.copy(f"{run}/job.toml", f"{out}/run/job.toml")
     manifest = json.load(open(f"{run}/run.json"))
     manifest["events"] = sorted(

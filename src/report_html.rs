@@ -36,6 +36,9 @@ pub enum ReportError {
     /// Reading or writing failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The corpus could not be read.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
     /// The run is not one whole committed run of this format.
     #[error(transparent)]
     Run(#[from] CommitError),
@@ -215,18 +218,49 @@ struct EpisodeView<'a> {
 }
 
 /// One event in the corpus: segments, theme, segments per day.
-type CorpusEvent<'a> = (usize, Option<&'a str>, BTreeMap<i32, u32>);
+type CorpusEvent = (usize, Option<String>, BTreeMap<i32, u32>);
 
 /// One event as the page shows it.
 struct EventView<'a> {
     line: &'a EventLine,
     theme: Option<&'a str>,
     /// Segments per day in the corpus.
-    corpus_days: BTreeMap<i32, u32>,
+    corpus_days: &'a BTreeMap<i32, u32>,
     episodes: Vec<EpisodeView<'a>>,
 }
 
-/// Checks the run, reads it and the corpus, and renders the page.
+/// An assigned segment as found in the corpus.
+#[derive(Default)]
+struct Found {
+    /// Its date (`Some` once the corpus held it).
+    date: Option<Option<i32>>,
+    /// Whether the page shows it (then `segment` is kept).
+    shown: bool,
+    /// The segment, when shown.
+    segment: Option<Segment>,
+}
+
+/// Assigned segments by event, then (doc_id, seg_idx).
+type FoundMap<'a> = HashMap<&'a str, HashMap<(u32, u32), Found>>;
+
+/// The assignments of one shown episode, in the page's order.
+fn ordered(mut segs: Vec<&Assignment>, order: SegmentOrder) -> Vec<&Assignment> {
+    segs.sort_by(|a, b| {
+        let by_confidence = match order {
+            SegmentOrder::Rank => std::cmp::Ordering::Equal,
+            SegmentOrder::Confidence => b.confidence.total_cmp(&a.confidence),
+        };
+        by_confidence
+            .then(a.rank.cmp(&b.rank))
+            .then(a.doc_id.cmp(&b.doc_id))
+            .then(a.seg_idx.cmp(&b.seg_idx))
+    });
+    segs
+}
+
+/// Checks the run, reads it and the corpus, and renders the page. The corpus is read one row
+/// group at a time: what is kept of it is the per-event counts per day, the dates of the
+/// assigned segments and the texts of the shown ones.
 pub async fn render(
     run: &Location,
     corpus: &Location,
@@ -242,16 +276,77 @@ pub async fn render(
             trials: manifest.trials,
         });
     }
-    let segments: Vec<Segment> = corpus.read_table().await?;
     let episodes: Vec<Episode> = run.read_table().await?;
     let assignments: Vec<Assignment> = run.read_table().await?;
+
+    // Every assigned segment is looked up in the corpus; the top ones of the shown trial are
+    // kept whole.
+    let mut found: FoundMap = HashMap::new();
+    let mut by_episode: BTreeMap<(&str, u32), Vec<&Assignment>> = BTreeMap::new();
+    for a in &assignments {
+        found
+            .entry(a.key_event.as_str())
+            .or_default()
+            .entry((a.doc_id, a.seg_idx))
+            .or_default();
+        if a.trial == options.trial {
+            by_episode
+                .entry((a.key_event.as_str(), a.episode_id))
+                .or_default()
+                .push(a);
+        }
+    }
+    let by_episode: BTreeMap<(&str, u32), Vec<&Assignment>> = by_episode
+        .into_iter()
+        .map(|(k, segs)| (k, ordered(segs, options.order)))
+        .collect();
+    for ((event, _), segs) in &by_episode {
+        let slots = found.get_mut(event).expect("filled above");
+        for a in segs.iter().take(options.top_segments) {
+            slots
+                .get_mut(&(a.doc_id, a.seg_idx))
+                .expect("filled above")
+                .shown = true;
+        }
+    }
+
+    let mut per_event: BTreeMap<String, CorpusEvent> = BTreeMap::new();
+    for (name, groups) in crate::corpus::segment_files(corpus).await? {
+        for group in 0..groups {
+            for s in crate::corpus::read_row_group(corpus, &name, group).await? {
+                let event = match per_event.get_mut(s.key_event.as_str()) {
+                    Some(e) => e,
+                    None => per_event.entry(s.key_event.clone()).or_insert((
+                        0,
+                        s.theme.clone(),
+                        BTreeMap::new(),
+                    )),
+                };
+                event.0 += 1;
+                if let Some(d) = s.doc_date {
+                    *event.2.entry(d).or_default() += 1;
+                }
+                if let Some(slot) = found
+                    .get_mut(s.key_event.as_str())
+                    .and_then(|m| m.get_mut(&(s.doc_id, s.seg_idx)))
+                {
+                    slot.date = Some(s.doc_date);
+                    if slot.shown {
+                        slot.segment = Some(s);
+                    }
+                }
+            }
+        }
+    }
     let html = build(
         run.display(),
         corpus.display(),
         &manifest,
-        &segments,
+        &per_event,
+        &found,
         &episodes,
         &assignments,
+        &by_episode,
         options,
     )?;
     let shown = episodes.iter().filter(|e| e.trial == options.trial).count();
@@ -283,13 +378,16 @@ pub async fn report(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     run_name: &str,
     corpus_name: &str,
     manifest: &Manifest,
-    segments: &[Segment],
+    per_event: &BTreeMap<String, CorpusEvent>,
+    found: &FoundMap,
     episodes: &[Episode],
     assignments: &[Assignment],
+    by_episode: &BTreeMap<(&str, u32), Vec<&Assignment>>,
     options: &ReportOptions,
 ) -> Result<String, ReportError> {
     let mismatch = |reason: String| ReportError::CorpusMismatch {
@@ -297,21 +395,6 @@ fn build(
         run: run_name.to_string(),
         reason,
     };
-    // The corpus by event, and by segment key.
-    let mut by_key: HashMap<(&str, u32, u32), &Segment> = HashMap::with_capacity(segments.len());
-    let mut per_event: BTreeMap<&str, CorpusEvent> = BTreeMap::new();
-    for s in segments {
-        by_key.insert((s.key_event.as_str(), s.doc_id, s.seg_idx), s);
-        let e = per_event.entry(s.key_event.as_str()).or_insert((
-            0,
-            s.theme.as_deref(),
-            BTreeMap::new(),
-        ));
-        e.0 += 1;
-        if let Some(d) = s.doc_date {
-            *e.2.entry(d).or_default() += 1;
-        }
-    }
     let listed: BTreeSet<&str> = manifest
         .events
         .iter()
@@ -334,25 +417,23 @@ fn build(
             _ => {}
         }
     }
-    if let Some(extra) = per_event.keys().find(|k| !listed.contains(*k)) {
+    if let Some(extra) = per_event.keys().find(|k| !listed.contains(k.as_str())) {
         return Err(mismatch(format!(
             "event `{extra}` of the corpus is not in run.json"
         )));
     }
-    // Assignments of the shown trial by episode.
-    let mut assigned: HashMap<(&str, u32), Vec<(&Assignment, &Segment)>> = HashMap::new();
+    let slot = |a: &Assignment| {
+        found
+            .get(a.key_event.as_str())
+            .and_then(|m| m.get(&(a.doc_id, a.seg_idx)))
+            .expect("every assignment has a slot")
+    };
     for (row, a) in assignments.iter().enumerate() {
-        let Some(seg) = by_key.get(&(a.key_event.as_str(), a.doc_id, a.seg_idx)) else {
+        if slot(a).date.is_none() {
             return Err(mismatch(format!(
                 "assignments.parquet row {row}: segment (key_event `{}`, doc_id {}, seg_idx {}) is not in the corpus",
                 a.key_event, a.doc_id, a.seg_idx
             )));
-        };
-        if a.trial == options.trial {
-            assigned
-                .entry((a.key_event.as_str(), a.episode_id))
-                .or_default()
-                .push((a, seg));
         }
     }
     let mut event_episodes: BTreeMap<&str, Vec<&Episode>> = BTreeMap::new();
@@ -362,14 +443,13 @@ fn build(
             .or_default()
             .push(e);
     }
+    let no_segments = Vec::new();
     let mut lines: Vec<&EventLine> = manifest.events.iter().collect();
     lines.sort_by(|a, b| a.key_event.cmp(&b.key_event));
     let views: Vec<EventView> = lines
         .into_iter()
         .map(|line| {
-            let (_, theme, corpus_days) = per_event
-                .remove(line.key_event.as_str())
-                .expect("checked above");
+            let (_, theme, corpus_days) = &per_event[line.key_event.as_str()];
             let mut eps = event_episodes
                 .remove(line.key_event.as_str())
                 .unwrap_or_default();
@@ -377,13 +457,13 @@ fn build(
             let episodes = eps
                 .into_iter()
                 .map(|episode| {
-                    let mut segs = assigned
-                        .remove(&(line.key_event.as_str(), episode.episode_id))
-                        .unwrap_or_default();
+                    let segs = by_episode
+                        .get(&(line.key_event.as_str(), episode.episode_id))
+                        .unwrap_or(&no_segments);
                     let mut days: BTreeMap<i32, u32> = BTreeMap::new();
                     let mut undated = 0;
-                    for (_, s) in &segs {
-                        match s.doc_date {
+                    for a in segs {
+                        match slot(a).date.flatten() {
                             Some(d) => *days.entry(d).or_default() += 1,
                             None => undated += 1,
                         }
@@ -391,31 +471,25 @@ fn build(
                     let confidence = if segs.is_empty() {
                         0.0
                     } else {
-                        segs.iter().map(|(a, _)| a.confidence).sum::<f64>() / segs.len() as f64
+                        segs.iter().map(|a| a.confidence).sum::<f64>() / segs.len() as f64
                     };
-                    segs.sort_by(|(a, _), (b, _)| {
-                        let by_confidence = match options.order {
-                            SegmentOrder::Rank => std::cmp::Ordering::Equal,
-                            SegmentOrder::Confidence => b.confidence.total_cmp(&a.confidence),
-                        };
-                        by_confidence
-                            .then(a.rank.cmp(&b.rank))
-                            .then(a.doc_id.cmp(&b.doc_id))
-                            .then(a.seg_idx.cmp(&b.seg_idx))
-                    });
-                    segs.truncate(options.top_segments);
+                    let top = segs
+                        .iter()
+                        .take(options.top_segments)
+                        .map(|a| (*a, slot(a).segment.as_ref().expect("shown, so kept")))
+                        .collect();
                     EpisodeView {
                         episode,
                         confidence,
                         days,
                         undated,
-                        top: segs,
+                        top,
                     }
                 })
                 .collect();
             EventView {
                 line,
-                theme,
+                theme: theme.as_deref(),
                 corpus_days,
                 episodes,
             }
@@ -569,7 +643,7 @@ fn timeline(out: &mut String, ev: &EventView) {
         "<text x=\"0\" y=\"{}\">all segments</text>",
         num(ROW - 5.0)
     );
-    for (&d, &n) in &ev.corpus_days {
+    for (&d, &n) in ev.corpus_days {
         let h = (BAR * n as f64 / max_c).max(1.0);
         let _ = write!(
             out,

@@ -381,6 +381,22 @@ fn a_bad_run_or_a_foreign_corpus_is_a_clear_error() {
         "{err}"
     );
 
+    // A trial the run does not have (no LLM: one trial).
+    let r = epimine(&[
+        "report",
+        "--run",
+        s(&f.run),
+        "--corpus",
+        s(&f.corpus),
+        "--out",
+        s(&out),
+        "--trial",
+        "1",
+    ]);
+    assert!(!r.status.success() && !out.exists());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--trial 1: the run has trials 0..1"), "{err}");
+
     // -h documents the command.
     let help = epimine_ok(&["report", "-h"]);
     for flag in [
