@@ -325,18 +325,36 @@ pub async fn input_files(spec: &str) -> Result<(Location, Vec<String>), Articles
     Ok((loc, names))
 }
 
-/// Reads one file's rows: (1-based row or line, cells), and row errors for rows that could not
-/// be read at all.
+/// What a file's rows are called in messages: `row` (Parquet) or `line`.
+fn unit_of(file: &str) -> Result<&'static str, ArticlesError> {
+    match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+        Format::Parquet => Ok("row"),
+        Format::JsonLines | Format::Csv => Ok("line"),
+    }
+}
+
+/// Hands one file's rows to `sink` as (1-based row or line, cells), in order (Parquet one record
+/// batch at a time, so that a file's rows are never all decoded at once), and returns the row
+/// errors of rows that could not be read at all.
 fn read_file(
     file: &str,
-    data: &[u8],
+    data: &bytes::Bytes,
     columns: &Columns,
-) -> Result<(FileRows, &'static str), ArticlesError> {
-    match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
-        Format::JsonLines => Ok((read_jsonl(file, data, columns), "line")),
-        Format::Csv => Ok((read_csv(file, data, columns)?, "line")),
-        Format::Parquet => Ok(((read_parquet(file, data, columns)?, Vec::new()), "row")),
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<Vec<RowError>, ArticlesError> {
+    let (rows, bad) =
+        match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+            Format::JsonLines => read_jsonl(file, data, columns),
+            Format::Csv => read_csv(file, data, columns)?,
+            Format::Parquet => {
+                read_parquet(file, data.clone(), columns, sink)?;
+                return Ok(Vec::new());
+            }
+        };
+    for (row, cells) in rows {
+        sink(row, cells);
     }
+    Ok(bad)
 }
 
 fn required(
@@ -584,22 +602,21 @@ fn arrow_cells(
 
 fn read_parquet(
     file: &str,
-    data: &[u8],
+    data: bytes::Bytes,
     columns: &Columns,
-) -> Result<Vec<(usize, RawRow)>, ArticlesError> {
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<(), ArticlesError> {
     let unreadable = |e: parquet::errors::ParquetError| ArticlesError::Unreadable {
         file: file.into(),
         reason: e.to_string(),
     };
     let names = column_names(columns);
-    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-        bytes::Bytes::copy_from_slice(data),
-    )
-    .map_err(unreadable)?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data)
+        .map_err(unreadable)?;
     let schema = Arc::clone(builder.schema());
     required(file, &|c| schema.field_with_name(c).is_ok(), columns)?;
     let reader = builder.build().map_err(unreadable)?;
-    let mut rows = Vec::new();
+    let mut start = 0;
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| ArticlesError::Unreadable {
             file: file.into(),
@@ -612,14 +629,14 @@ fn read_parquet(
                 None => vec![Cell::Null; batch.num_rows()],
             });
         }
-        let start = rows.len();
         let mut iters: Vec<_> = cols.into_iter().map(Vec::into_iter).collect();
         for i in 0..batch.num_rows() {
             let cells: RawRow = std::array::from_fn(|k| iters[k].next().unwrap_or(Cell::Null));
-            rows.push((start + i + 1, cells));
+            sink(start + i + 1, cells);
         }
+        start += batch.num_rows();
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Checks one row's cells into an article.
@@ -761,23 +778,22 @@ impl Collected {
     fn add_file(
         &mut self,
         file: &str,
-        data: &[u8],
+        data: &bytes::Bytes,
         config: &ImportConfig,
     ) -> Result<(), ArticlesError> {
         let file_idx = self.files.len();
-        let ((rows, bad), unit) = read_file(file, data, &config.columns)?;
-        self.files.push(file.to_string());
-        self.units.push(unit);
-        self.rows += rows.len() + bad.len();
-        self.errors.extend(bad);
-        for (row, cells) in rows {
+        let unit = unit_of(file)?;
+        let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
+        let bad = read_file(file, data, &config.columns, &mut |row, cells| {
+            *rows += 1;
             match check_row(file_idx, row, &cells) {
-                Ok(a) => self
-                    .by_event
-                    .entry(a.key_event.clone())
-                    .or_default()
-                    .push(a),
-                Err((column, reason)) => self.errors.push(RowError {
+                Ok(a) => match by_event.get_mut(&a.key_event) {
+                    Some(list) => list.push(a),
+                    None => {
+                        by_event.insert(a.key_event.clone(), vec![a]);
+                    }
+                },
+                Err((column, reason)) => errors.push(RowError {
                     file: file.to_string(),
                     row,
                     unit,
@@ -790,7 +806,11 @@ impl Collected {
                     record: Some(record_json(&cells)),
                 }),
             }
-        }
+        })?;
+        self.rows += bad.len();
+        self.errors.extend(bad);
+        self.files.push(file.to_string());
+        self.units.push(unit);
         Ok(())
     }
 }
@@ -1016,12 +1036,17 @@ async fn fill_records(
             continue;
         }
         let data = loc.get(name).await?;
-        let ((rows, _), _) = read_file(&file, &data, &config.columns)?;
-        let wanted: HashMap<usize, String> = rows
+        let rows: HashSet<usize> = errors
             .iter()
-            .filter(|(row, _)| errors.iter().any(|e| e.file == file && e.row == *row))
-            .map(|(row, cells)| (*row, record_json(cells)))
+            .filter(|e| e.file == file)
+            .map(|e| e.row)
             .collect();
+        let mut wanted: HashMap<usize, String> = HashMap::new();
+        read_file(&file, &data, &config.columns, &mut |row, cells| {
+            if rows.contains(&row) {
+                wanted.insert(row, record_json(&cells));
+            }
+        })?;
         for e in errors.iter_mut().filter(|e| e.file == file) {
             e.record = wanted.get(&e.row).cloned();
         }
