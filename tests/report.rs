@@ -556,3 +556,58 @@ fn the_page_works_in_headless_chromium() {
         bytes.len()
     );
 }
+
+#[test]
+fn llm_titles_are_shown_escaped() {
+    let f = fixture();
+    let dir = scratch();
+    // A copy of the run whose first episode has an LLM title (run.json's list of tables
+    // updated, so that it is still one whole run).
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    for name in files_in(&f.run) {
+        if f.run.join(&name).is_file() {
+            std::fs::copy(f.run.join(&name), run.join(&name)).unwrap();
+        }
+    }
+    let loc = Location::parse(s(&run), false).unwrap();
+    let mut episodes: Vec<Episode> = block_on(loc.read_table()).unwrap();
+    episodes[0].source = "llm".into();
+    episodes[0].title = "Officials <i>evacuate</i> the town & shelter".into();
+    block_on(loc.write_table(&episodes)).unwrap();
+    let bytes = std::fs::read(run.join("episodes.parquet")).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    for t in manifest["tables"].as_array_mut().unwrap() {
+        if t["name"] == "episodes.parquet" {
+            t["sha256"] = epimine::run::commit::sha256_hex(&bytes).into();
+            t["bytes"] = bytes.len().into();
+        }
+    }
+    manifest["llm"] = serde_json::json!({"backend": "openai", "model": "small <model>"});
+    std::fs::write(run.join("run.json"), manifest.to_string()).unwrap();
+
+    let out = dir.path().join("r.html");
+    epimine_ok(&[
+        "report",
+        "--run",
+        s(&run),
+        "--corpus",
+        s(&f.corpus),
+        "--out",
+        s(&out),
+    ]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    let (_, body) = &sections(&html)[&episodes[0].key_event];
+    let heading = format!(
+        "<h3>{} · Officials &lt;i&gt;evacuate&lt;/i&gt; the town &amp; shelter</h3>",
+        episodes[0].episode_id
+    );
+    assert!(body.contains(&heading), "{body}");
+    assert!(html.contains("titles by openai small &lt;model&gt;"));
+    // Its keywords follow the LLM title.
+    assert!(body.contains(&format!(
+        "<div class=\"kw\">{}</div>",
+        episodes[0].keywords.join(", ")
+    )));
+}
