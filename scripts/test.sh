@@ -2,9 +2,10 @@
 # The project's test command (README, .ci/run): format and lint checks, then every test, with a
 # real S3-protocol server on 127.0.0.1 for the s3:// backend, a real one-machine Slurm for the
 # launcher test (sbatch + srun -n 2), the real all-MiniLM-L6-v2 fetched into the model cache for
-# its parity test, and a build of the CUDA feature. Needs cargo, python3, curl and root with
+# its parity test, Debian's chromium for the HTML report's browser test, and a build of the CUDA
+# feature. Needs cargo, python3, curl and root with
 # apt-get, and the network for the S3 server, Slurm and the model on first use (the S3 server
-# is installed from PyPI into target/; Slurm and munge from Debian with apt-get, configured in
+# is installed from PyPI into target/; Slurm, munge and chromium from Debian with apt-get, configured in
 # target/slurm/; the model goes to $EPIMINE_MODELS or ~/.cache/epimine/models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,11 @@ eval "$(scripts/slurm-server.sh start)"
 trap 'scripts/s3-server.sh stop; scripts/slurm-server.sh stop' EXIT
 export EPIMINE_REQUIRE_SLURM=1
 echo "   Slurm installed and up in $(( $(date +%s) - slurm_start )) s"
+echo "== headless Chromium for the report's browser test (tests/report.rs; apt-get once)"
+chromium_start=$(date +%s)
+eval "$(scripts/chromium.sh)"
+export EPIMINE_REQUIRE_CHROMIUM=1
+echo "   Chromium ready in $(( $(date +%s) - chromium_start )) s"
 # tests/recipes.rs reads the Kubernetes manifests with PyYAML.
 python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 

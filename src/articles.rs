@@ -325,18 +325,36 @@ pub async fn input_files(spec: &str) -> Result<(Location, Vec<String>), Articles
     Ok((loc, names))
 }
 
-/// Reads one file's rows: (1-based row or line, cells), and row errors for rows that could not
-/// be read at all.
+/// What a file's rows are called in messages: `row` (Parquet) or `line`.
+fn unit_of(file: &str) -> Result<&'static str, ArticlesError> {
+    match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+        Format::Parquet => Ok("row"),
+        Format::JsonLines | Format::Csv => Ok("line"),
+    }
+}
+
+/// Hands one file's rows to `sink` as (1-based row or line, cells), in order (Parquet one record
+/// batch at a time, so that a file's rows are never all decoded at once), and returns the row
+/// errors of rows that could not be read at all.
 fn read_file(
     file: &str,
-    data: &[u8],
+    data: &bytes::Bytes,
     columns: &Columns,
-) -> Result<(FileRows, &'static str), ArticlesError> {
-    match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
-        Format::JsonLines => Ok((read_jsonl(file, data, columns), "line")),
-        Format::Csv => Ok((read_csv(file, data, columns)?, "line")),
-        Format::Parquet => Ok(((read_parquet(file, data, columns)?, Vec::new()), "row")),
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<Vec<RowError>, ArticlesError> {
+    let (rows, bad) =
+        match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+            Format::JsonLines => read_jsonl(file, data, columns),
+            Format::Csv => read_csv(file, data, columns)?,
+            Format::Parquet => {
+                read_parquet(file, data.clone(), columns, sink)?;
+                return Ok(Vec::new());
+            }
+        };
+    for (row, cells) in rows {
+        sink(row, cells);
     }
+    Ok(bad)
 }
 
 fn required(
@@ -584,22 +602,21 @@ fn arrow_cells(
 
 fn read_parquet(
     file: &str,
-    data: &[u8],
+    data: bytes::Bytes,
     columns: &Columns,
-) -> Result<Vec<(usize, RawRow)>, ArticlesError> {
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<(), ArticlesError> {
     let unreadable = |e: parquet::errors::ParquetError| ArticlesError::Unreadable {
         file: file.into(),
         reason: e.to_string(),
     };
     let names = column_names(columns);
-    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-        bytes::Bytes::copy_from_slice(data),
-    )
-    .map_err(unreadable)?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data)
+        .map_err(unreadable)?;
     let schema = Arc::clone(builder.schema());
     required(file, &|c| schema.field_with_name(c).is_ok(), columns)?;
     let reader = builder.build().map_err(unreadable)?;
-    let mut rows = Vec::new();
+    let mut start = 0;
     for batch in reader {
         let batch: RecordBatch = batch.map_err(|e| ArticlesError::Unreadable {
             file: file.into(),
@@ -612,21 +629,21 @@ fn read_parquet(
                 None => vec![Cell::Null; batch.num_rows()],
             });
         }
-        let start = rows.len();
         let mut iters: Vec<_> = cols.into_iter().map(Vec::into_iter).collect();
         for i in 0..batch.num_rows() {
             let cells: RawRow = std::array::from_fn(|k| iters[k].next().unwrap_or(Cell::Null));
-            rows.push((start + i + 1, cells));
+            sink(start + i + 1, cells);
         }
+        start += batch.num_rows();
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Checks one row's cells into an article.
 fn check_row(
     file_idx: usize,
     row: usize,
-    cells: RawRow,
+    cells: &RawRow,
 ) -> Result<Article, (Option<&'static str>, String)> {
     let text_of = |k: usize,
                    required: bool|
@@ -718,8 +735,8 @@ pub struct ArticleSummary {
 /// The outcome of an import.
 #[derive(Debug, Default)]
 pub struct ArticlesImport {
-    /// Segments, ordered by (key_event, doc_id, seg_idx).
-    pub segments: Vec<Segment>,
+    /// Segments written.
+    pub segments: usize,
     /// Rows left out.
     pub rejected: Vec<Rejected>,
     /// Per event.
@@ -730,39 +747,54 @@ pub struct ArticlesImport {
     pub rows: usize,
 }
 
-/// Builds the corpus from articles read from `files` (name, bytes); no I/O.
-pub fn build(
-    files: &[(String, Vec<u8>)],
-    config: &ImportConfig,
-) -> Result<ArticlesImport, ArticlesError> {
-    config.segment.validate().map_err(ArticlesError::Settings)?;
-    let mut errors: Vec<RowError> = Vec::new();
-    let mut articles: Vec<Article> = Vec::new();
-    let mut records: HashMap<(usize, usize), String> = HashMap::new();
-    let mut units: Vec<&'static str> = Vec::new();
-    let mut rows_read = 0;
-    for (file_idx, (file, data)) in files.iter().enumerate() {
-        let ((rows, bad), unit) = read_file(file, data, &config.columns)?;
-        units.push(unit);
-        rows_read += rows.len() + bad.len();
-        errors.extend(bad);
-        for (row, cells) in rows {
-            let record = || {
-                let object: serde_json::Map<String, serde_json::Value> = FIELDS
-                    .iter()
-                    .zip(cells.iter())
-                    .map(|(f, c)| (f.to_string(), c.to_json()))
-                    .collect();
-                serde_json::Value::Object(object).to_string()
-            };
-            let json = record();
-            match check_row(file_idx, row, cells) {
-                Ok(a) => {
-                    records.insert((file_idx, row), json);
-                    articles.push(a);
-                }
+/// The JSON record of a row, for `rejected`.
+fn record_json(cells: &RawRow) -> String {
+    let object: serde_json::Map<String, serde_json::Value> = FIELDS
+        .iter()
+        .zip(cells.iter())
+        .map(|(f, c)| (f.to_string(), c.to_json()))
+        .collect();
+    serde_json::Value::Object(object).to_string()
+}
+
+/// Rows read and checked, file by file.
+#[derive(Default)]
+struct Collected {
+    /// The checked articles by event.
+    by_event: BTreeMap<String, Vec<Article>>,
+    /// Rows that failed.
+    errors: Vec<RowError>,
+    /// The input files as the user would write them.
+    files: Vec<String>,
+    /// `row` or `line`, per file.
+    units: Vec<&'static str>,
+    /// Rows read.
+    rows: usize,
+}
+
+impl Collected {
+    /// Reads and checks one file's rows; its bytes can be dropped afterwards (only the checked
+    /// articles are kept).
+    fn add_file(
+        &mut self,
+        file: &str,
+        data: &bytes::Bytes,
+        config: &ImportConfig,
+    ) -> Result<(), ArticlesError> {
+        let file_idx = self.files.len();
+        let unit = unit_of(file)?;
+        let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
+        let bad = read_file(file, data, &config.columns, &mut |row, cells| {
+            *rows += 1;
+            match check_row(file_idx, row, &cells) {
+                Ok(a) => match by_event.get_mut(&a.key_event) {
+                    Some(list) => list.push(a),
+                    None => {
+                        by_event.insert(a.key_event.clone(), vec![a]);
+                    }
+                },
                 Err((column, reason)) => errors.push(RowError {
-                    file: file.clone(),
+                    file: file.to_string(),
                     row,
                     unit,
                     column: column.map(|c| {
@@ -771,120 +803,209 @@ pub fn build(
                         .to_string()
                     }),
                     reason,
-                    record: Some(json),
+                    record: Some(record_json(&cells)),
                 }),
             }
-        }
+        })?;
+        self.rows += bad.len();
+        self.errors.extend(bad);
+        self.files.push(file.to_string());
+        self.units.push(unit);
+        Ok(())
     }
+}
 
-    // Per event, in the documented order.
-    let mut by_event: BTreeMap<String, Vec<Article>> = BTreeMap::new();
-    for a in articles {
-        by_event.entry(a.key_event.clone()).or_default().push(a);
-    }
-    let mut out = ArticlesImport {
-        files: files.len(),
-        rows: rows_read,
+/// One event's articles in the documented order, with rows of an id seen before (in that order)
+/// and duplicate texts left out: (kept, summary so far, rejected rows as (file, row) and why).
+fn order_event(
+    key_event: &str,
+    mut list: Vec<Article>,
+    c: &Collected,
+    config: &ImportConfig,
+) -> (Vec<Article>, ArticleSummary, Vec<RowError>) {
+    list.sort_by(|a, b| {
+        (
+            a.published.is_none(),
+            a.published,
+            &a.id,
+            &a.title,
+            &a.text,
+            &a.theme,
+        )
+            .cmp(&(
+                b.published.is_none(),
+                b.published,
+                &b.id,
+                &b.title,
+                &b.text,
+                &b.theme,
+            ))
+    });
+    let mut ids: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut texts: HashSet<String> = HashSet::new();
+    let mut kept: Vec<Article> = Vec::new();
+    let mut errors = Vec::new();
+    let mut summary = ArticleSummary {
+        key_event: key_event.to_string(),
         ..Default::default()
     };
-    for (key_event, mut list) in by_event {
-        list.sort_by(|a, b| {
-            (
-                a.published.is_none(),
-                a.published,
-                &a.id,
-                &a.title,
-                &a.text,
-                &a.theme,
-            )
-                .cmp(&(
-                    b.published.is_none(),
-                    b.published,
-                    &b.id,
-                    &b.title,
-                    &b.text,
-                    &b.theme,
-                ))
-        });
-        let mut ids: HashMap<String, (usize, usize)> = HashMap::new();
-        let mut texts: HashSet<String> = HashSet::new();
-        let mut kept: Vec<Article> = Vec::new();
-        let mut summary = ArticleSummary {
-            key_event: key_event.clone(),
-            ..Default::default()
-        };
-        for a in list {
-            if let Some(&(f, r)) = ids.get(&a.id) {
-                let (file, row) = a.origin;
-                errors.push(RowError {
-                    file: files[file].0.clone(),
-                    row,
-                    unit: units[file],
-                    column: Some(config.columns.id.clone()),
-                    reason: format!(
-                        "id `{}` appears twice in key event `{key_event}` (also at {} {} {r})",
-                        a.id, files[f].0, units[f]
-                    ),
-                    record: records.get(&a.origin).cloned(),
-                });
-                summary.rejected += 1;
-                continue;
-            }
-            ids.insert(a.id.clone(), a.origin);
-            let normal = a.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            if !texts.insert(normal) {
-                summary.duplicates += 1;
-                continue;
-            }
-            kept.push(a);
+    for a in list {
+        if let Some(&(f, r)) = ids.get(&a.id) {
+            let (file, row) = a.origin;
+            errors.push(RowError {
+                file: c.files[file].clone(),
+                row,
+                unit: c.units[file],
+                column: Some(config.columns.id.clone()),
+                reason: format!(
+                    "id `{}` appears twice in key event `{key_event}` (also at {} {} {r})",
+                    a.id, c.files[f], c.units[f]
+                ),
+                // Filled in by `fill_records` (it is needed only when rows are skipped).
+                record: None,
+            });
+            summary.rejected += 1;
+            continue;
         }
-        let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
-        let cut = segment::cut_event(&texts, &config.segment);
-        summary.boilerplate = cut.boilerplate_dropped;
-        let mut doc_id = 0u32;
-        for (a, segs) in kept.iter().zip(cut.segments) {
-            if segs.is_empty() {
-                summary.empty += 1;
-                continue;
-            }
-            let doc_date = a
-                .published
-                .and_then(|t| i32::try_from(t.div_euclid(86_400)).ok());
-            for (seg_idx, text) in segs.into_iter().enumerate() {
-                out.segments.push(Segment {
-                    key_event: key_event.clone(),
-                    theme: a.theme.clone(),
-                    doc_id,
-                    doc_date,
-                    seg_idx: seg_idx as u32,
-                    text,
-                    source_id: Some(a.id.clone()),
-                    title: a.title.clone(),
-                });
-                summary.segments += 1;
-            }
-            doc_id += 1;
-            summary.articles += 1;
+        ids.insert(a.id.clone(), a.origin);
+        let normal = a.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !texts.insert(normal) {
+            summary.duplicates += 1;
+            continue;
         }
-        out.events.push(summary);
+        kept.push(a);
     }
-    if !errors.is_empty() && config.on_error == OnError::Fail {
-        errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
-        let shown = 20;
-        let mut listed: Vec<String> = errors.iter().take(shown).map(|e| e.to_string()).collect();
-        if errors.len() > shown {
-            listed.push(format!("… and {} more", errors.len() - shown));
+    (kept, summary, errors)
+}
+
+/// Cuts one event's kept articles into its segments (doc_id dense in their order).
+fn cut_articles(
+    key_event: &str,
+    kept: &[Article],
+    summary: &mut ArticleSummary,
+    config: &ImportConfig,
+) -> Vec<Segment> {
+    let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
+    let cut = segment::cut_event(&texts, &config.segment);
+    summary.boilerplate = cut.boilerplate_dropped;
+    let mut segments = Vec::new();
+    let mut doc_id = 0u32;
+    for (a, segs) in kept.iter().zip(cut.segments) {
+        if segs.is_empty() {
+            summary.empty += 1;
+            continue;
         }
-        return Err(ArticlesError::BadRows {
-            count: errors.len(),
-            listed: listed.join("\n"),
-        });
+        let doc_date = a
+            .published
+            .and_then(|t| i32::try_from(t.div_euclid(86_400)).ok());
+        for (seg_idx, text) in segs.into_iter().enumerate() {
+            segments.push(Segment {
+                key_event: key_event.to_string(),
+                theme: a.theme.clone(),
+                doc_id,
+                doc_date,
+                seg_idx: seg_idx as u32,
+                text,
+                source_id: Some(a.id.clone()),
+                title: a.title.clone(),
+            });
+            summary.segments += 1;
+        }
+        doc_id += 1;
+        summary.articles += 1;
+    }
+    segments
+}
+
+/// The error of `--on-error fail` listing the bad rows (the first 20, and how many more).
+fn bad_rows(errors: &mut [RowError]) -> ArticlesError {
+    errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
+    let shown = 20;
+    let mut listed: Vec<String> = errors.iter().take(shown).map(|e| e.to_string()).collect();
+    if errors.len() > shown {
+        listed.push(format!("… and {} more", errors.len() - shown));
+    }
+    ArticlesError::BadRows {
+        count: errors.len(),
+        listed: listed.join("\n"),
+    }
+}
+
+/// `epimine import --articles`: reads `spec`, writes `segments.parquet` (and, with
+/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all.
+///
+/// Memory: the input files are read one at a time and only their checked articles are kept;
+/// the segments are cut and written one key event at a time (a row group at a time), so the
+/// articles' text is held once, not the segments of every event beside it.
+pub async fn import(
+    spec: &str,
+    out: &Location,
+    config: &ImportConfig,
+) -> Result<ArticlesImport, ArticlesError> {
+    config.segment.validate().map_err(ArticlesError::Settings)?;
+    let (loc, names) = input_files(spec).await?;
+    for name in &names {
+        if format_of(name).is_none() {
+            return Err(ArticlesError::UnknownFormat(loc.display_child(name)));
+        }
+    }
+    let stage =
+        crate::progress::Stage::start(&format!("reading and cutting {} file(s)", names.len()));
+    let mut c = Collected::default();
+    for name in &names {
+        let data = loc.get(name).await?;
+        c.add_file(&loc.display_child(name), &data, config)?;
+    }
+    // Every event ordered and de-duplicated first, so that `--on-error fail` lists every bad row
+    // (duplicate ids included) before anything is cut or written.
+    let by_event = std::mem::take(&mut c.by_event);
+    let mut events = Vec::with_capacity(by_event.len());
+    let mut late_errors = Vec::new();
+    for (key_event, list) in by_event {
+        let (kept, summary, errors) = order_event(&key_event, list, &c, config);
+        late_errors.extend(errors);
+        events.push((key_event, kept, summary));
+    }
+    let mut errors = c.errors;
+    let needs_record = late_errors.len();
+    errors.extend(late_errors);
+    if !errors.is_empty() && config.on_error == OnError::Fail {
+        return Err(bad_rows(&mut errors));
+    }
+    if needs_record > 0 {
+        let from = errors.len() - needs_record;
+        fill_records(&loc, &names, &mut errors[from..], config).await?;
+    }
+
+    let mut writer = out.table_writer::<Segment>()?;
+    let mut result = ArticlesImport {
+        files: names.len(),
+        rows: c.rows,
+        ..Default::default()
+    };
+    for (key_event, kept, mut summary) in events {
+        let segments = cut_articles(&key_event, &kept, &mut summary, config);
+        drop(kept);
+        result.segments += segments.len();
+        if let Err(e) = writer.push(segments).await {
+            writer.abort().await;
+            return Err(e.into());
+        }
+        result.events.push(summary);
+    }
+    stage.finish(&format!(
+        "{} rows, {} segments",
+        result.rows, result.segments
+    ));
+    if result.segments == 0 {
+        writer.abort().await;
+        return Err(ArticlesError::Empty(spec.into()));
     }
     errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
     for e in &errors {
         tracing::warn!("skipped {e}");
     }
-    out.rejected = errors
+    result.rejected = errors
         .into_iter()
         .map(|e| Rejected {
             file: e.file,
@@ -894,40 +1015,43 @@ pub fn build(
             record: e.record,
         })
         .collect();
-    Ok(out)
-}
-
-/// `epimine import --articles`: reads `spec`, writes `segments.parquet` (and, with
-/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all.
-pub async fn import(
-    spec: &str,
-    out: &Location,
-    config: &ImportConfig,
-) -> Result<ArticlesImport, ArticlesError> {
-    let (loc, names) = input_files(spec).await?;
-    let mut files = Vec::with_capacity(names.len());
-    for name in &names {
-        if format_of(name).is_none() {
-            return Err(ArticlesError::UnknownFormat(loc.display_child(name)));
-        }
-        files.push((loc.display_child(name), loc.get(name).await?.to_vec()));
-    }
-    let stage =
-        crate::progress::Stage::start(&format!("reading and cutting {} file(s)", files.len()));
-    let result = build(&files, config)?;
-    stage.finish(&format!(
-        "{} rows, {} segments",
-        result.rows,
-        result.segments.len()
-    ));
-    if result.segments.is_empty() {
-        return Err(ArticlesError::Empty(spec.into()));
-    }
-    out.write_table(&result.segments).await?;
+    writer.finish().await?;
     if config.on_error == OnError::Skip {
         out.write_table(&result.rejected).await?;
     }
     Ok(result)
+}
+
+/// The records of rows rejected after reading (an id seen before): their files are read again
+/// (rare: only when such rows are skipped), so that no row's record is held in the meantime.
+async fn fill_records(
+    loc: &Location,
+    names: &[String],
+    errors: &mut [RowError],
+    config: &ImportConfig,
+) -> Result<(), ArticlesError> {
+    for name in names {
+        let file = loc.display_child(name);
+        if !errors.iter().any(|e| e.file == file) {
+            continue;
+        }
+        let data = loc.get(name).await?;
+        let rows: HashSet<usize> = errors
+            .iter()
+            .filter(|e| e.file == file)
+            .map(|e| e.row)
+            .collect();
+        let mut wanted: HashMap<usize, String> = HashMap::new();
+        read_file(&file, &data, &config.columns, &mut |row, cells| {
+            if rows.contains(&row) {
+                wanted.insert(row, record_json(&cells));
+            }
+        })?;
+        for e in errors.iter_mut().filter(|e| e.file == file) {
+            e.record = wanted.get(&e.row).cloned();
+        }
+    }
+    Ok(())
 }
 
 /// The per-event counts as a readable table.

@@ -42,6 +42,33 @@ pub enum Command {
     /// Baselines to compare against (`epimine eval` scores them the same way).
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Write one self-contained HTML page of a run: its key events, a timeline of each event's
+    /// episodes, their titles or keywords and top segments; search and event filter.
+    Report(ReportArgs),
+}
+
+/// `epimine report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run folder written by `epimine run` (local path, file://… or s3://…).
+    #[arg(long)]
+    pub run: String,
+    /// The corpus the run read (for segment texts, article titles and dates).
+    #[arg(long)]
+    pub corpus: String,
+    /// Where to write: a file ending in .html, or a folder (it gets report.html).
+    #[arg(long)]
+    pub out: String,
+    /// Segments shown per episode.
+    #[arg(long, default_value_t = crate::report_html::DEFAULT_TOP_SEGMENTS)]
+    pub top_segments: usize,
+    /// Their order: `rank` (the run's own ranking, `episodes.rank`; what eval's top k is) or
+    /// `confidence` (classification confidence, highest first).
+    #[arg(long, default_value = "rank", value_parser = ["rank", "confidence"])]
+    pub order: String,
+    /// The estimation trial shown (a run with an LLM has `llm.trials`).
+    #[arg(long, default_value_t = 0)]
+    pub trial: u32,
 }
 
 /// `epimine run`.

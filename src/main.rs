@@ -74,6 +74,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 print!("{}", eval::format_report(&report));
             }
         }
+        Command::Report(args) => {
+            let run = Location::parse(&args.run, false)?;
+            let corpus = Location::parse(&args.corpus, false)?;
+            let options = epimine::report_html::ReportOptions {
+                top_segments: args.top_segments,
+                order: if args.order == "confidence" {
+                    epimine::report_html::SegmentOrder::Confidence
+                } else {
+                    epimine::report_html::SegmentOrder::Rank
+                },
+                trial: args.trial,
+            };
+            let written = epimine::report_html::report(&run, &corpus, &args.out, &options).await?;
+            println!(
+                "{} key events, {} episodes, {} bytes; wrote {}",
+                written.events, written.episodes, written.bytes, written.location
+            );
+        }
         Command::Demo(args) => {
             let outcome = tokio::task::spawn_blocking(move || {
                 demo::demo(

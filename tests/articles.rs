@@ -269,6 +269,11 @@ fn bad_rows_are_named_and_fail_or_are_set_aside() {
         .as_deref()
         .unwrap()
         .contains("last tuesday"));
+    // The row of a repeated id (found after reading, its record read again) keeps its record.
+    let repeated: serde_json::Value =
+        serde_json::from_str(rejected[3].record.as_deref().unwrap()).unwrap();
+    assert_eq!(repeated["text"], "The same id again, with other text.");
+    assert_eq!(repeated["published"], "2021-01-02");
 }
 
 #[test]

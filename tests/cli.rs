@@ -26,6 +26,7 @@ const COMMANDS: &[&[&str]] = &[
     &["baseline"],
     &["baseline", "kmeans"],
     &["baseline", "hdbscan"],
+    &["report"],
 ];
 
 #[test]
