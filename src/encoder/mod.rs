@@ -110,7 +110,6 @@ pub const BATCH_LENGTH_RATIO: f64 = 0.85;
 /// are not reused.
 pub const BATCHING: &str = "longest-first, ratio 0.85";
 
-
 /// X-Class's model input limit for the word chunks (`model_max_tokens = 512`).
 pub const XCLASS_MAX_TOKENS: usize = 512;
 
