@@ -1,8 +1,11 @@
 //! Speed of the burn sentence encoder (ALGORITHM.md §6), for `scripts/bench_encoders.py`:
-//! encodes every line of a file and prints one JSON line with tokens/s and peak memory.
+//! encodes every line of a file and prints one JSON line with tokens/s, CPU seconds, the
+//! padding share, the SIMD path and peak memory.
 //!
 //! `cargo run --release --example bench_encoder -- MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]`
 //! Threads: `RAYON_NUM_THREADS` (burn-flex and its matrix products run on rayon's pool).
+//! The allocator is tuned as `epimine` tunes it (`encoder::tune_allocator`) unless
+//! `EPIMINE_NO_TUNE_ALLOCATOR` is set, to measure glibc's defaults.
 
 use std::path::PathBuf;
 use std::time::Instant;
