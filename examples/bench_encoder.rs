@@ -2,7 +2,12 @@
 //! encodes every line of a file and prints one JSON line with tokens/s, CPU seconds, the
 //! padding share, the SIMD path and peak memory.
 //!
-//! `cargo run --release --example bench_encoder -- MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]`
+//! `cargo run --release --example bench_encoder -- MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]
+//! [--int8]`
+//!
+//! `--int8` runs the linear layers in int8 (`encoder.int8`) and, after the timed pass, encodes
+//! the texts again in f32 (not timed) to print the cosine of each int8 embedding to its f32 one
+//! (`cos_min`, `cos_mean`).
 //! Threads: `RAYON_NUM_THREADS` (burn-flex and its matrix products run on rayon's pool).
 //! The allocator is tuned as `epimine` tunes it (`encoder::tune_allocator`) unless
 //! `EPIMINE_NO_TUNE_ALLOCATOR` is set, to measure glibc's defaults.
@@ -40,9 +45,12 @@ fn cpu_seconds() -> f64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words = args.iter().any(|a| a == "--words");
+    let int8 = args.iter().any(|a| a == "--int8");
     let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let (Some(model), Some(file)) = (pos.first(), pos.get(1)) else {
-        return Err("usage: bench_encoder MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]".into());
+        return Err(
+            "usage: bench_encoder MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words] [--int8]".into(),
+        );
     };
     let batch: usize = pos.get(2).map(|b| b.parse()).transpose()?.unwrap_or(32);
     if std::env::var_os("EPIMINE_NO_TUNE_ALLOCATOR").is_none() {
@@ -51,7 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(file)?;
     let texts: Vec<&str> = text.lines().collect();
     let enc = Encoder::<DefaultBackend>::load(&PathBuf::from(model), &default_device())?
-        .with_batch_size(batch);
+        .with_batch_size(batch)
+        .with_int8(int8);
     let tokens: usize = texts
         .iter()
         .map(|t| enc.tokenizer().sentence(t).map(|s| s.ids.len()))
@@ -63,17 +72,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     enc.sentence_embeddings(&texts[..batch.min(texts.len())])?;
     let start = Instant::now();
     let cpu_start = cpu_seconds();
+    let mut embeddings = None;
     if words {
         let table = enc.word_vectors(&texts, enc.last_layer())?;
         eprintln!("{} words", table.len());
     } else {
         let v = enc.sentence_embeddings(&texts)?;
         assert_eq!(v.len(), texts.len());
+        embeddings = Some(v);
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_start;
+    let mut cosine = String::new();
+    if let (true, Some(q)) = (int8, embeddings) {
+        let f = enc.with_int8(false).sentence_embeddings(&texts)?;
+        let cos: Vec<f64> = (0..q.len())
+            .map(|i| {
+                let (a, b) = (q.row(i), f.row(i));
+                let dot: f64 = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                    .sum();
+                let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+                dot / (norm(a) * norm(b))
+            })
+            .collect();
+        let min = cos.iter().copied().fold(f64::INFINITY, f64::min);
+        let mean = cos.iter().sum::<f64>() / cos.len().max(1) as f64;
+        cosine = format!(",\"cos_min\":{min:.6},\"cos_mean\":{mean:.6}");
+    }
     println!(
-        "{{\"engine\":\"burn-flex\",\"simd\":\"{}\",\"texts\":{},\"tokens\":{},\"padding_share\":{:.4},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"}}",
+        "{{\"engine\":\"burn-flex{}\",\"simd\":\"{}\",\"texts\":{},\"tokens\":{},\"padding_share\":{:.4},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"{}}}",
+        if int8 { "-int8" } else { "" },
         epimine::encoder::simd_path(),
         texts.len(),
         tokens,
@@ -83,6 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tokens as f64 / seconds,
         peak_rss_mib().unwrap_or(f64::NAN),
         std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into()),
+        cosine,
     );
     Ok(())
 }

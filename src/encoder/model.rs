@@ -28,6 +28,7 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use super::config::{Architecture, EncoderConfig};
 use super::ops::EncoderBackend;
+use super::quant::{self, QuantLayer, QuantLinear, QuantModel};
 
 /// Largest relative distance MPNet's bucketing tells apart (Hugging Face's `max_distance`).
 const MPNET_MAX_DISTANCE: f64 = 128.0;
@@ -202,6 +203,32 @@ impl EncoderConfig {
     }
 }
 
+/// `x · W + b` on a 2-D input: one matrix product, in f32, or in int8 when `quant` is given.
+fn linear_any<B: Backend>(
+    layer: &Linear<B>,
+    quant: Option<&QuantLinear>,
+    x: Tensor<B, 2>,
+) -> Tensor<B, 2> {
+    match quant {
+        Some(q) => quant::linear(q, x),
+        None => linear2d(layer, x),
+    }
+}
+
+/// The int8 form of one linear layer ([`quant`]).
+fn quantize_linear<B: Backend>(layer: &Linear<B>) -> QuantLinear {
+    let [d_in, d_out] = layer.weight.dims();
+    let values = |t: Tensor<B, 1>| {
+        t.into_data()
+            .convert::<f32>()
+            .into_vec::<f32>()
+            .expect("converted to f32")
+    };
+    let weight = values(layer.weight.val().reshape([d_in * d_out]));
+    let bias = layer.bias.as_ref().map(|b| values(b.val()));
+    QuantLinear::new(&weight, d_in, d_out, bias.as_deref())
+}
+
 /// `x · W + b` on a 2-D input: one matrix product.
 ///
 /// Shapes: `x` `[n, d_in]`, result `[n, d_out]`.
@@ -248,6 +275,39 @@ impl<B: EncoderBackend> EncoderModel<B> {
     /// # Panics
     /// If a requested layer is above [`Self::num_layers`].
     pub fn forward(&self, input: &EncoderInput<B>, layers: &[usize]) -> Vec<Tensor<B, 3>> {
+        self.forward_quant(input, layers, None)
+    }
+
+    /// The int8 form of every transformer layer's linear layers, for
+    /// [`Self::forward_quant`].
+    pub fn quantize(&self) -> QuantModel {
+        QuantModel {
+            layers: self
+                .layers
+                .iter()
+                .map(|l| QuantLayer {
+                    query: quantize_linear(&l.attention.query),
+                    key: quantize_linear(&l.attention.key),
+                    value: quantize_linear(&l.attention.value),
+                    attention_output: quantize_linear(&l.attention.output),
+                    intermediate: quantize_linear(&l.intermediate),
+                    output: quantize_linear(&l.output),
+                })
+                .collect(),
+        }
+    }
+
+    /// [`Self::forward`], with the linear layers in int8 when `quant` (from
+    /// [`Self::quantize`] of this model) is given.
+    ///
+    /// # Panics
+    /// If a requested layer is above [`Self::num_layers`], or `quant` has fewer layers.
+    pub fn forward_quant(
+        &self,
+        input: &EncoderInput<B>,
+        layers: &[usize],
+        quant: Option<&QuantModel>,
+    ) -> Vec<Tensor<B, 3>> {
         let [batch, seq] = input.input_ids.dims();
         let deepest = layers.iter().copied().max().unwrap_or(0);
         assert!(
@@ -285,7 +345,8 @@ impl<B: EncoderBackend> EncoderModel<B> {
         };
         keep(0, &x);
         for (i, layer) in self.layers.iter().take(deepest).enumerate() {
-            x = layer.forward(x, batch, seq, heads, bias.clone());
+            let q = quant.map(|q| &q.layers[i]);
+            x = layer.forward(x, batch, seq, heads, bias.clone(), q);
             keep(i + 1, &x);
         }
         out.into_iter()
@@ -318,24 +379,30 @@ impl<B: EncoderBackend> EncoderLayer<B> {
         seq: usize,
         heads: usize,
         bias: Tensor<B, 4>,
+        quant: Option<&QuantLayer>,
     ) -> Tensor<B, 2> {
         let hidden = x.dims()[1];
         let head_dim = hidden / heads;
         // [batch · seq, hidden] -> [batch, heads, seq, head_dim], a strided view (no copy).
         let split = |t: Tensor<B, 2>| t.reshape([batch, seq, heads, head_dim]).swap_dims(1, 2);
         let a = &self.attention;
-        let q = split(linear2d(&a.query, x.clone()));
-        let k = split(linear2d(&a.key, x.clone()));
-        let v = split(linear2d(&a.value, x.clone()));
+        let q = split(linear_any(&a.query, quant.map(|q| &q.query), x.clone()));
+        let k = split(linear_any(&a.key, quant.map(|q| &q.key), x.clone()));
+        let v = split(linear_any(&a.value, quant.map(|q| &q.value), x.clone()));
         // softmax(q kᵀ / √d + bias) v, as Hugging Face's eager attention.
         let scale = 1.0 / (head_dim as f32).sqrt();
         let context =
             B::merge_heads(B::attention_probs(q.matmul(k.swap_dims(2, 3)), scale, bias).matmul(v));
         let x = self
             .attention_norm
-            .forward(linear2d(&a.output, context) + x);
-        let h = B::gelu_exact(linear2d(&self.intermediate, x.clone()));
-        self.output_norm.forward(linear2d(&self.output, h) + x)
+            .forward(linear_any(&a.output, quant.map(|q| &q.attention_output), context) + x);
+        let h = B::gelu_exact(linear_any(
+            &self.intermediate,
+            quant.map(|q| &q.intermediate),
+            x.clone(),
+        ));
+        self.output_norm
+            .forward(linear_any(&self.output, quant.map(|q| &q.output), h) + x)
     }
 }
 
