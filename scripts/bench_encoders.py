@@ -3,7 +3,8 @@
 same model, same texts, same batch size, same thread count, side by side on one machine.
 
     scripts/encoder-pyenv.sh python scripts/bench_encoders.py [--model DIR] [--n 2000]
-        [--threads 1,2] [--batch-size 32] [--path native|avx2] [--data ../shared/data/epimine]
+        [--threads 1,2] [--batch-size 32] [--path native|avx2] [--int8]
+        [--data ../shared/data/epimine]
 
 Texts: the first N non-blank lines of the dataset's segments.txt files (in path order).
 Tokens: every text's token count after truncation at max_seq_length, special tokens included
@@ -21,6 +22,8 @@ where the CPU has it; `--path avx2` builds with `--no-default-features` (into
 target/bench-avx2), which forces the AVX2 path on an AVX-512 machine. burn's JSON line names
 the path it ran (`simd`). PyTorch picks its own kernels (set ATEN_CPU_CAPABILITY=avx2 in the
 environment to force its AVX2 path too).
+--int8 adds a third engine each round: burn with the int8 linear layers (`encoder.int8`), whose
+line also gives the cosine of its embeddings to burn's f32 ones (`cos_min`, `cos_mean`).
 Not a test: a measurement.
 """
 
@@ -100,6 +103,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-build", action="store_true")
+    ap.add_argument("--int8", action="store_true", help="also run burn with int8 linear layers")
     ap.add_argument("--torch-worker", nargs=4, metavar=("MODEL", "TEXTS", "BATCH", "THREADS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -134,12 +138,17 @@ def bench(args, exe, texts_file, n_texts, threads):
     print(f"{n_texts} texts, batch size {args.batch_size}, {threads} threads, "
           f"model {args.model}", flush=True)
     print(f"load average before: {os.getloadavg()}", flush=True)
-    burn_runs, torch_runs = [], []
+    burn_runs, torch_runs, int8_runs = [], [], []
     for _ in range(args.rounds):
         burn_runs.append(json.loads(subprocess.run(
             [exe, args.model, texts_file, str(args.batch_size)], env=env, check=True,
             capture_output=True, text=True).stdout))
         print(json.dumps(burn_runs[-1]), flush=True)
+        if args.int8:
+            int8_runs.append(json.loads(subprocess.run(
+                [exe, args.model, texts_file, str(args.batch_size), "--int8"], env=env,
+                check=True, capture_output=True, text=True).stdout))
+            print(json.dumps(int8_runs[-1]), flush=True)
         for policy in ("ACTIVE", "PASSIVE"):
             out = subprocess.run([sys.executable, __file__, "--torch-worker", args.model,
                                   texts_file, str(args.batch_size), str(threads)],
@@ -154,12 +163,19 @@ def bench(args, exe, texts_file, n_texts, threads):
     assert burn["tokens"] == torch_res["tokens"], "token counts differ"
     ratio = burn["tokens_per_s"] / torch_res["tokens_per_s"]
     cpu_ratio = (torch_res["cpu_seconds"] / burn["cpu_seconds"])
+    int8 = ""
+    if int8_runs:
+        q = max(int8_runs, key=lambda r: r["tokens_per_s"])
+        int8 = (f"; burn int8 {q['tokens_per_s']:.0f} tokens/s ({q['cpu_seconds']:.1f} CPU s, "
+                f"{q['tokens_per_s'] / torch_res['tokens_per_s']:.2f}× PyTorch, "
+                f"{q['tokens_per_s'] / burn['tokens_per_s']:.2f}× burn f32, cosine to f32 "
+                f"min {q['cos_min']:.4f} mean {q['cos_mean']:.4f})")
     return (f"{threads} thread(s), burn {burn['simd']}: burn {burn['tokens_per_s']:.0f} tokens/s "
             f"({burn['cpu_seconds']:.1f} CPU s, padding {burn['padding_share']:.1%}, peak "
             f"{burn['peak_rss_mib']:.0f} MiB), PyTorch {torch_res['tokens_per_s']:.0f} tokens/s "
             f"({torch_res['cpu_seconds']:.1f} CPU s, padding {torch_res['padding_share']:.1%}, "
             f"peak {torch_res['peak_rss_mib']:.0f} MiB); burn / PyTorch {ratio:.2f} in tokens/s, "
-            f"{cpu_ratio:.2f} in tokens per CPU second")
+            f"{cpu_ratio:.2f} in tokens per CPU second{int8}")
 
 if __name__ == "__main__":
     sys.exit(main())

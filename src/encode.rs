@@ -51,6 +51,8 @@ pub struct EncodeOptions {
     pub layer: Option<usize>,
     /// Sequences per forward pass.
     pub batch_size: usize,
+    /// Linear layers in int8 ([`Encoder::with_int8`]).
+    pub int8: bool,
 }
 
 /// The texts of a file: one per line (`\n` or `\r\n`), in order.
@@ -81,7 +83,8 @@ pub async fn encode(
     let (schema, batch, rows, dim) = tokio::task::spawn_blocking(move || {
         let device = encoder::default_device();
         let enc = Encoder::<DefaultBackend>::load(&model_dir, &device)?
-            .with_batch_size(options.batch_size);
+            .with_batch_size(options.batch_size)
+            .with_int8(options.int8);
         let texts = lines(&text);
         let dim = enc.dim();
         if options.words {

@@ -200,6 +200,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 words: args.words,
                 layer: args.layer,
                 batch_size: args.batch_size,
+                int8: args.int8,
             };
             let summary = encode::encode(&model, &args.input, &args.out, &options).await?;
             println!(

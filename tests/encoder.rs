@@ -359,3 +359,42 @@ fn real_minilm_matches_sentence_transformers() {
         1.0 - worst
     );
 }
+
+/// The int8 option (`encoder.int8`): on both architectures the sentence embeddings stay close
+/// to the f32 ones without being equal to them, the same bits come back twice, and batching
+/// still does not matter (the activations are quantized per row).
+#[test]
+fn int8_stays_close_to_f32_and_is_reproducible() {
+    for name in ["tiny-bert", "tiny-mpnet"] {
+        let dir = fixtures().join(name);
+        let reference = reference(&dir.join("reference.json"));
+        let sentences = strings(&reference["sentences"]);
+        let texts: Vec<&str> = sentences.iter().map(String::as_str).collect();
+        let f32s = load(&dir).sentence_embeddings(&texts).unwrap();
+        let int8 = load(&dir).with_int8(true);
+        assert!(int8.int8());
+        let q = int8.sentence_embeddings(&texts).unwrap();
+        let again = int8.sentence_embeddings(&texts).unwrap();
+        assert_eq!(q.data, again.data, "{name}: int8 is not reproducible");
+        let one = load(&dir)
+            .with_int8(true)
+            .with_batch_size(1)
+            .sentence_embeddings(&texts)
+            .unwrap();
+        let mut moved = false;
+        for i in 0..texts.len() {
+            let c = cosine(q.row(i), f32s.row(i));
+            assert!(c > 0.98, "{name} sentence {i}: int8 cosine {c} to f32");
+            moved |= q.row(i) != f32s.row(i);
+            let b = cosine(q.row(i), one.row(i));
+            assert!(
+                b > 0.9999,
+                "{name} sentence {i}: batch 1 against default, cosine {b}"
+            );
+        }
+        assert!(
+            moved,
+            "{name}: int8 changed nothing (the option is not applied)"
+        );
+    }
+}

@@ -386,9 +386,21 @@ impl<B: EncoderBackend> EncoderLayer<B> {
         // [batch · seq, hidden] -> [batch, heads, seq, head_dim], a strided view (no copy).
         let split = |t: Tensor<B, 2>| t.reshape([batch, seq, heads, head_dim]).swap_dims(1, 2);
         let a = &self.attention;
-        let q = split(linear_any(&a.query, quant.map(|q| &q.query), x.clone()));
-        let k = split(linear_any(&a.key, quant.map(|q| &q.key), x.clone()));
-        let v = split(linear_any(&a.value, quant.map(|q| &q.value), x.clone()));
+        let [q, k, v] = match quant {
+            // One quantization of `x` for the three projections.
+            Some(ql) => {
+                let mut qkv = quant::linear_many(&[&ql.query, &ql.key, &ql.value], x.clone());
+                let v = qkv.pop().expect("three");
+                let k = qkv.pop().expect("three");
+                [qkv.pop().expect("three"), k, v]
+            }
+            None => [
+                linear2d(&a.query, x.clone()),
+                linear2d(&a.key, x.clone()),
+                linear2d(&a.value, x.clone()),
+            ],
+        }
+        .map(split);
         // softmax(q kᵀ / √d + bias) v, as Hugging Face's eager attention.
         let scale = 1.0 / (head_dim as f32).sqrt();
         let context =

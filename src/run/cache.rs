@@ -10,12 +10,16 @@ use crate::job::Job;
 /// The cache key of a unit's encoding: the model weights' hash, the batch size and the
 /// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which
 /// moves the floats a little) and the texts.
-pub(super) fn cache_key(model_hash: &str, batch_size: usize, texts: &[&str]) -> String {
+pub(super) fn cache_key(model_hash: &str, batch_size: usize, int8: bool, texts: &[&str]) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(model_hash.as_bytes());
     h.update((batch_size as u64).to_le_bytes());
     h.update(crate::encoder::BATCHING.as_bytes());
+    if int8 {
+        // Only when on, so that f32 keys stay those of earlier versions.
+        h.update(b"int8 linear layers");
+    }
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());
@@ -92,7 +96,7 @@ pub(super) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<
     job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
-        let key = cache_key(model_hash, job.encoder.batch_size, texts);
+        let key = cache_key(model_hash, job.encoder.batch_size, job.encoder.int8, texts);
         dir.join(format!("{key}.enc"))
     })
 }

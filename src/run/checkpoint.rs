@@ -126,7 +126,7 @@ impl SegmentDigest {
 /// (not `out`, paths, the layout, caches or progress settings).
 pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> String {
     let llm = &job.llm;
-    let settings = serde_json::json!({
+    let mut settings = serde_json::json!({
         "format": FORMAT,
         "epimine": env!("CARGO_PKG_VERSION"),
         "model_files": model_files,
@@ -147,6 +147,10 @@ pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> Str
             "context_tokens": llm.context_tokens,
         },
     });
+    if job.encoder.int8 {
+        // Only when on, so that f32 runs keep the digest of earlier versions.
+        settings["int8"] = serde_json::Value::Bool(true);
+    }
     hex(&Sha256::digest(settings.to_string().as_bytes()))
 }
 

@@ -231,6 +231,7 @@ pub(super) fn event_worker(
             &shared.model_dir,
             shared.sentence_model_dir.as_deref(),
             job.encoder.batch_size,
+            job.encoder.int8,
         ) {
             Ok(e) => {
                 tracing::debug!(simd = crate::encoder::simd_path(), "encoder loaded");

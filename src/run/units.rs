@@ -69,15 +69,17 @@ pub(crate) struct Encoders {
 }
 
 impl Encoders {
-    /// Loads `words` and, when given, `sentences`, with `batch_size`.
+    /// Loads `words` and, when given, `sentences`, with `batch_size`, in int8 when `int8`.
     pub(crate) fn load(
         words: &std::path::Path,
         sentences: Option<&std::path::Path>,
         batch_size: usize,
+        int8: bool,
     ) -> Result<Self, crate::encoder::EncoderError> {
         let device = crate::encoder::default_device();
         let load = |dir| {
-            Encoder::<DefaultBackend>::load(dir, &device).map(|e| e.with_batch_size(batch_size))
+            Encoder::<DefaultBackend>::load(dir, &device)
+                .map(|e| e.with_batch_size(batch_size).with_int8(int8))
         };
         Ok(Self {
             words: load(words)?,
