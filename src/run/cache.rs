@@ -100,3 +100,27 @@ pub(super) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<
         dir.join(format!("{key}.enc"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cache_key;
+
+    /// int8 encodings get their own keys; f32 keys are those of versions before the option.
+    #[test]
+    fn int8_has_its_own_key_and_f32_keys_are_unchanged() {
+        use sha2::{Digest, Sha256};
+        let texts = ["a text", "another"];
+        let f32_key = cache_key("m", 32, false, &texts);
+        assert_ne!(f32_key, cache_key("m", 32, true, &texts));
+        let mut h = Sha256::new();
+        h.update(b"m");
+        h.update(32u64.to_le_bytes());
+        h.update(crate::encoder::BATCHING.as_bytes());
+        for t in texts {
+            h.update((t.len() as u64).to_le_bytes());
+            h.update(t.as_bytes());
+        }
+        let before: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(f32_key, before);
+    }
+}

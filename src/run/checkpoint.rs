@@ -434,6 +434,18 @@ mod tests {
         }
     }
 
+    /// The int8 option is part of the settings (its rows differ), and only when on.
+    #[test]
+    fn int8_changes_the_settings_digest() {
+        let files = BTreeMap::new();
+        let mut job = crate::job::Job::default();
+        let f32_digest = settings_digest(&job, &files);
+        job.encoder.int8 = true;
+        assert_ne!(settings_digest(&job, &files), f32_digest);
+        job.encoder.int8 = false;
+        assert_eq!(settings_digest(&job, &files), f32_digest);
+    }
+
     #[test]
     fn round_trips_exactly_and_refuses_any_cut() {
         let c = sample();
