@@ -30,7 +30,7 @@ const STEP: usize = 16;
 const MR: usize = 2;
 /// Output columns one kernel call computes (4: the AVX2 kernel's lane sums assume it).
 const NR: usize = 4;
-const _: () = assert!(NR == 4 && ROWS_PER_TASK % MR == 0);
+const _: () = assert!(NR == 4 && ROWS_PER_TASK.is_multiple_of(MR));
 /// Rows one rayon task quantizes and multiplies (a multiple of [`MR`]).
 const ROWS_PER_TASK: usize = 32 * MR;
 /// The largest weight magnitude (symmetric int8: -127..=127).
@@ -199,7 +199,7 @@ impl QuantLinear {
 fn forward_many(layers: &[&QuantLinear], x: &[f32], kernel: Kernel) -> Vec<Vec<f32>> {
     let k = layers.first().map_or(0, |l| l.d_in);
     assert!(layers.iter().all(|l| l.d_in == k), "input widths differ");
-    let rows = if k == 0 { 0 } else { x.len() / k };
+    let rows = x.len().checked_div(k).unwrap_or(0);
     assert_eq!(rows * k, x.len(), "input width");
     let mut ys: Vec<Vec<f32>> = layers
         .iter()
