@@ -461,7 +461,7 @@ pub struct EncodeArgs {
     #[arg(long, default_value_t = crate::encoder::DEFAULT_BATCH_SIZE)]
     pub batch_size: usize,
     /// Run the transformer's linear layers in int8 (dynamic quantization; CPU only): faster,
-    /// and the vectors move a little (cosine ≈ 0.997 to the f32 ones).
+    /// and the vectors move a little (cosine ≈ 0.9995 to the f32 ones).
     #[arg(long)]
     pub int8: bool,
 }

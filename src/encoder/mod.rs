@@ -357,7 +357,7 @@ impl<B: EncoderBackend> Encoder<B> {
 
     /// Runs every transformer linear layer in int8 (dynamic quantization, [`quant`]) when
     /// `int8` is true, in f32 (the default) when false. Faster on the CPU; the embeddings move
-    /// (cosine to the f32 ones ≈ 0.99, `bench_encoder --int8`).
+    /// (cosine ≈ 0.9995 to the f32 ones on all-MiniLM-L6-v2, `bench_encoder --int8`).
     pub fn with_int8(mut self, int8: bool) -> Self {
         self.quant = int8.then(|| self.model.quantize());
         self
