@@ -28,7 +28,7 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use super::config::{Architecture, EncoderConfig};
 use super::ops::EncoderBackend;
-use super::quant::{self, QuantLayer, QuantLinear, QuantModel};
+use super::quant::{QuantLayer, QuantLinear, QuantModel};
 
 /// Largest relative distance MPNet's bucketing tells apart (Hugging Face's `max_distance`).
 const MPNET_MAX_DISTANCE: f64 = 128.0;
@@ -204,13 +204,13 @@ impl EncoderConfig {
 }
 
 /// `x · W + b` on a 2-D input: one matrix product, in f32, or in int8 when `quant` is given.
-fn linear_any<B: Backend>(
+fn linear_any<B: EncoderBackend>(
     layer: &Linear<B>,
     quant: Option<&QuantLinear>,
     x: Tensor<B, 2>,
 ) -> Tensor<B, 2> {
     match quant {
-        Some(q) => quant::linear(q, x),
+        Some(q) => B::quant_linear_many(&[q], x).pop().expect("one layer"),
         None => linear2d(layer, x),
     }
 }
@@ -389,7 +389,7 @@ impl<B: EncoderBackend> EncoderLayer<B> {
         let [q, k, v] = match quant {
             // One quantization of `x` for the three projections.
             Some(ql) => {
-                let mut qkv = quant::linear_many(&[&ql.query, &ql.key, &ql.value], x.clone());
+                let mut qkv = B::quant_linear_many(&[&ql.query, &ql.key, &ql.value], x.clone());
                 let v = qkv.pop().expect("three");
                 let k = qkv.pop().expect("three");
                 [qkv.pop().expect("three"), k, v]

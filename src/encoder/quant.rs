@@ -91,13 +91,9 @@ pub struct QuantModel {
     pub layers: Vec<QuantLayer>,
 }
 
-/// [`QuantLinear::forward`] on a backend tensor `[rows, d_in]` → `[rows, d_out]` (through host
-/// memory: on burn-flex that is a copy of the activations, small beside the product).
-pub fn linear<B: Backend>(layer: &QuantLinear, x: Tensor<B, 2>) -> Tensor<B, 2> {
-    linear_many(&[layer], x).pop().expect("one layer")
-}
-
-/// [`linear`] for several layers of one input (quantized once): one result per layer.
+/// [`QuantLinear::forward`] on a backend tensor, for several layers of one input (quantized
+/// once): `[rows, d_in]` → one `[rows, d_out]` per layer, through host memory (the generic
+/// [`super::EncoderBackend::quant_linear_many`]; burn-flex uses its buffers directly).
 pub fn linear_many<B: Backend>(layers: &[&QuantLinear], x: Tensor<B, 2>) -> Vec<Tensor<B, 2>> {
     let [rows, _] = x.dims();
     let device = x.device();
@@ -198,15 +194,33 @@ impl QuantLinear {
 /// value): the activations are quantized once. One result per layer, in order.
 fn forward_many(layers: &[&QuantLinear], x: &[f32], kernel: Kernel) -> Vec<Vec<f32>> {
     let k = layers.first().map_or(0, |l| l.d_in);
-    assert!(layers.iter().all(|l| l.d_in == k), "input widths differ");
     let rows = x.len().checked_div(k).unwrap_or(0);
-    assert_eq!(rows * k, x.len(), "input width");
     let mut ys: Vec<Vec<f32>> = layers
         .iter()
         .map(|l| vec![0.0f32; rows * l.d_out])
         .collect();
+    let mut outs: Vec<&mut [f32]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
+    forward_into_with(layers, x, &mut outs, kernel);
+    ys
+}
+
+/// [`forward_many`] into given outputs, `rows · d_out` values each (every value is written): for
+/// a backend that hands out its own buffers ([`super::EncoderBackend::quant_linear_many`]).
+pub fn forward_into(layers: &[&QuantLinear], x: &[f32], ys: &mut [&mut [f32]]) {
+    forward_into_with(layers, x, ys, Kernel::best())
+}
+
+fn forward_into_with(layers: &[&QuantLinear], x: &[f32], ys: &mut [&mut [f32]], kernel: Kernel) {
+    let k = layers.first().map_or(0, |l| l.d_in);
+    assert!(layers.iter().all(|l| l.d_in == k), "input widths differ");
+    let rows = x.len().checked_div(k).unwrap_or(0);
+    assert_eq!(rows * k, x.len(), "input width");
+    assert_eq!(ys.len(), layers.len(), "one output per layer");
+    for (y, l) in ys.iter().zip(layers) {
+        assert_eq!(y.len(), rows * l.d_out, "output size");
+    }
     if rows == 0 {
-        return ys;
+        return;
     }
     // Per task: its rows of the input and of every output.
     let mut tasks: Vec<(&[f32], Vec<&mut [f32]>)> = x
@@ -224,7 +238,6 @@ fn forward_many(layers: &[&QuantLinear], x: &[f32], kernel: Kernel) -> Vec<Vec<f
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2(simd) => simd.vectorize(|| block(layers, x, &mut ys, kernel)),
     });
-    ys
 }
 
 /// One task: quantize up to [`ROWS_PER_TASK`] rows, multiply by each layer, dequantize into its
