@@ -87,16 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let (true, Some(q)) = (int8, embeddings) {
         let f = enc.with_int8(false).sentence_embeddings(&texts)?;
         let cos: Vec<f64> = (0..q.len())
-            .map(|i| {
-                let (a, b) = (q.row(i), f.row(i));
-                let dot: f64 = a
-                    .iter()
-                    .zip(b)
-                    .map(|(x, y)| f64::from(*x) * f64::from(*y))
-                    .sum();
-                let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-                dot / (norm(a) * norm(b))
-            })
+            .map(|i| epimine::episodes::termspace::cosine(q.row(i), f.row(i)))
             .collect();
         let min = cos.iter().copied().fold(f64::INFINITY, f64::min);
         let mean = cos.iter().sum::<f64>() / cos.len().max(1) as f64;

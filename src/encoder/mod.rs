@@ -733,7 +733,7 @@ fn split_parts(data: &[f32], parts: &[&[&str]], dim: usize) -> Vec<Vectors> {
 }
 
 /// The f32 values of tensor data (converting if the backend computed in another float type).
-fn tensor_values(data: burn::tensor::TensorData) -> Vec<f32> {
+pub(crate) fn tensor_values(data: burn::tensor::TensorData) -> Vec<f32> {
     data.convert::<f32>()
         .into_vec::<f32>()
         .expect("converted to f32")

@@ -29,6 +29,7 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 use super::config::{Architecture, EncoderConfig};
 use super::ops::EncoderBackend;
 use super::quant::{QuantLayer, QuantLinear, QuantModel};
+use super::tensor_values;
 
 /// Largest relative distance MPNet's bucketing tells apart (Hugging Face's `max_distance`).
 const MPNET_MAX_DISTANCE: f64 = 128.0;
@@ -218,14 +219,11 @@ fn linear_any<B: EncoderBackend>(
 /// The int8 form of one linear layer ([`quant`]).
 fn quantize_linear<B: Backend>(layer: &Linear<B>) -> QuantLinear {
     let [d_in, d_out] = layer.weight.dims();
-    let values = |t: Tensor<B, 1>| {
-        t.into_data()
-            .convert::<f32>()
-            .into_vec::<f32>()
-            .expect("converted to f32")
-    };
-    let weight = values(layer.weight.val().reshape([d_in * d_out]));
-    let bias = layer.bias.as_ref().map(|b| values(b.val()));
+    let weight = tensor_values(layer.weight.val().into_data());
+    let bias = layer
+        .bias
+        .as_ref()
+        .map(|b| tensor_values(b.val().into_data()));
     QuantLinear::new(&weight, d_in, d_out, bias.as_deref())
 }
 
@@ -388,12 +386,9 @@ impl<B: EncoderBackend> EncoderLayer<B> {
         let a = &self.attention;
         let [q, k, v] = match quant {
             // One quantization of `x` for the three projections.
-            Some(ql) => {
-                let mut qkv = B::quant_linear_many(&[&ql.query, &ql.key, &ql.value], x.clone());
-                let v = qkv.pop().expect("three");
-                let k = qkv.pop().expect("three");
-                [qkv.pop().expect("three"), k, v]
-            }
+            Some(ql) => B::quant_linear_many(&[&ql.query, &ql.key, &ql.value], x.clone())
+                .try_into()
+                .expect("one result per layer"),
             None => [
                 linear2d(&a.query, x.clone()),
                 linear2d(&a.key, x.clone()),

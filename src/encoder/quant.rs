@@ -97,11 +97,7 @@ pub struct QuantModel {
 pub fn linear_many<B: Backend>(layers: &[&QuantLinear], x: Tensor<B, 2>) -> Vec<Tensor<B, 2>> {
     let [rows, _] = x.dims();
     let device = x.device();
-    let values = x
-        .into_data()
-        .convert::<f32>()
-        .into_vec::<f32>()
-        .expect("converted to f32");
+    let values = super::tensor_values(x.into_data());
     forward_many(layers, &values, Kernel::best())
         .into_iter()
         .zip(layers)
@@ -114,8 +110,8 @@ fn round_up(n: usize, m: usize) -> usize {
     n.div_ceil(m) * m
 }
 
-/// The symmetric int8 scale of `v`, `max |v| / 127` (0 for an all-zero `v`), with lane-wise
-/// partial maxima so that it vectorises.
+/// The symmetric scale of `v` for integers up to `qmax`, `max |v| / qmax` (0 for an all-zero
+/// `v`), with lane-wise partial maxima so that it vectorises.
 #[inline(always)]
 fn scale_of(v: &[f32], qmax: f32) -> f32 {
     let mut lanes = [0.0f32; STEP];
@@ -169,11 +165,6 @@ impl QuantLinear {
             scales,
             bias: b,
         }
-    }
-
-    /// Input width.
-    pub fn d_in(&self) -> usize {
-        self.d_in
     }
 
     /// Output width.
@@ -289,7 +280,7 @@ fn block(layers: &[&QuantLinear], x: &[f32], ys: &mut [&mut [f32]], kernel: Kern
     }
 }
 
-/// `v` rounded to the nearest integer, ties to even, as i16 (`|v| ≤ 127` here).
+/// `v` rounded to the nearest integer, ties to even, as i16 (`|v| ≤ 4095` here).
 #[inline(always)]
 fn round_i16(v: f32) -> i16 {
     ((v + ROUND) - ROUND) as i16
