@@ -3,11 +3,14 @@
 //! padding share, the SIMD path and peak memory.
 //!
 //! `cargo run --release --example bench_encoder -- MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words]
-//! [--int8]`
+//! [--int8] [--shapes=buckets] [--precision=f16|bf16] [--broadcast-mask]`
 //!
-//! `--int8` runs the linear layers in int8 (`encoder.int8`) and, after the timed pass, encodes
-//! the texts again in f32 (not timed) to print the cosine of each int8 embedding to its f32 one
-//! (`cos_min`, `cos_mean`).
+//! `--int8` runs the linear layers in int8 (`encoder.int8`), `--shapes=buckets` pads batches to
+//! bucketed shapes (`encoder.shapes`), `--precision` casts the weights (`encoder.precision`),
+//! `--broadcast-mask` builds the attention mask as CUDA does. With any of them, after the timed
+//! pass the texts are encoded again with the defaults (exact shapes, f32; not timed) to print the
+//! cosine of each embedding to its default one (`cos_min`, `cos_mean`), and the distinct batch
+//! shapes of both runs (`shapes`, `shapes_default`).
 //! Threads: `RAYON_NUM_THREADS` (burn-flex and its matrix products run on rayon's pool).
 //! The allocator is tuned as `epimine` tunes it (`encoder::tune_allocator`) unless
 //! `EPIMINE_NO_TUNE_ALLOCATOR` is set, to measure glibc's defaults.
@@ -46,10 +49,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words = args.iter().any(|a| a == "--words");
     let int8 = args.iter().any(|a| a == "--int8");
+    let broadcast = args.iter().any(|a| a == "--broadcast-mask");
+    let value = |name: &str| {
+        args.iter()
+            .find_map(|a| a.strip_prefix(&format!("--{name}=")).map(str::to_string))
+    };
+    let shapes: epimine::encoder::ShapePolicy = value("shapes")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(epimine::encoder::ShapePolicy::Exact);
+    let precision: epimine::encoder::Precision = value("precision")
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or_default();
+    let compare = int8
+        || broadcast
+        || shapes != epimine::encoder::ShapePolicy::Exact
+        || precision != epimine::encoder::Precision::F32;
     let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let (Some(model), Some(file)) = (pos.first(), pos.get(1)) else {
         return Err(
-            "usage: bench_encoder MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words] [--int8]".into(),
+            "usage: bench_encoder MODEL_DIR TEXTS_FILE [BATCH_SIZE] [--words] [--int8] \
+             [--shapes=buckets] [--precision=f16|bf16] [--broadcast-mask]"
+                .into(),
         );
     };
     let batch: usize = pos.get(2).map(|b| b.parse()).transpose()?.unwrap_or(32);
@@ -58,8 +80,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let text = std::fs::read_to_string(file)?;
     let texts: Vec<&str> = text.lines().collect();
-    let enc = Encoder::<DefaultBackend>::load(&PathBuf::from(model), &default_device())?
+    let load = || Encoder::<DefaultBackend>::load(&PathBuf::from(model), &default_device());
+    let enc = load()?
         .with_batch_size(batch)
+        .with_shapes(shapes)
+        .with_precision(precision)
+        .with_full_bias(!broadcast)
         .with_int8(int8);
     let tokens: usize = texts
         .iter()
@@ -84,18 +110,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_start;
     let mut cosine = String::new();
-    if let (true, Some(q)) = (int8, embeddings) {
-        let f = enc.with_int8(false).sentence_embeddings(&texts)?;
+    if let (true, Some(q)) = (compare, embeddings) {
+        let reference = load()?
+            .with_batch_size(batch)
+            .with_shapes(epimine::encoder::ShapePolicy::Exact);
+        let f = reference.sentence_embeddings(&texts)?;
         let cos: Vec<f64> = (0..q.len())
             .map(|i| epimine::episodes::termspace::cosine(q.row(i), f.row(i)))
             .collect();
         let min = cos.iter().copied().fold(f64::INFINITY, f64::min);
         let mean = cos.iter().sum::<f64>() / cos.len().max(1) as f64;
-        cosine = format!(",\"cos_min\":{min:.6},\"cos_mean\":{mean:.6}");
+        cosine = format!(
+            ",\"cos_min\":{min:.7},\"cos_mean\":{mean:.7},\"shapes\":{},\"shapes_default\":{}",
+            enc.shapes_seen().len(),
+            reference.shapes_seen().len()
+        );
     }
     println!(
-        "{{\"engine\":\"burn-flex{}\",\"simd\":\"{}\",\"texts\":{},\"tokens\":{},\"padding_share\":{:.4},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"{}}}",
+        "{{\"engine\":\"burn-flex{}{}\",\"simd\":\"{}\",\"texts\":{},\"tokens\":{},\"padding_share\":{:.4},\"seconds\":{:.3},\"cpu_seconds\":{:.2},\"tokens_per_s\":{:.1},\"peak_rss_mib\":{:.1},\"threads\":\"{}\"{}}}",
         if int8 { "-int8" } else { "" },
+        if compare {
+            format!("-{}-{}", shapes.name(), precision.name())
+        } else {
+            String::new()
+        },
         epimine::encoder::simd_path(),
         texts.len(),
         tokens,

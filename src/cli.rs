@@ -457,13 +457,31 @@ pub struct EncodeArgs {
     /// Hidden layer of the word vectors (0 = embeddings; default: the last).
     #[arg(long)]
     pub layer: Option<usize>,
-    /// Sequences per forward pass.
+    /// Sequences per forward pass (default: 32 on the CPU, 128 in a CUDA build).
     #[arg(long, default_value_t = crate::encoder::DEFAULT_BATCH_SIZE)]
     pub batch_size: usize,
     /// Run the transformer's linear layers in int8 (dynamic quantization; CPU only): faster,
     /// and the vectors move a little (cosine ≈ 0.9995 to the f32 ones).
     #[arg(long)]
     pub int8: bool,
+    /// Batch shapes: exact (each batch padded to its longest text; the CPU default) or buckets
+    /// (fixed rows, a few bucketed lengths; the CUDA default).
+    #[arg(long, value_name = "exact|buckets")]
+    pub shapes: Option<crate::encoder::ShapePolicy>,
+    /// Float type of the transformer: f32 (default), f16 or bf16.
+    #[arg(long, value_name = "f32|f16|bf16", default_value = "f32")]
+    pub precision: crate::encoder::Precision,
+    /// Run every bucket shape once before encoding (default: true in a CUDA build with
+    /// bucketed shapes, else false).
+    #[arg(long, value_name = "BOOL")]
+    pub warmup: Option<bool>,
+    /// CUDA builds: where cubecl keeps autotune results and compiled kernels (default:
+    /// $EPIMINE_KERNELS, else kernels/ beside the model cache).
+    #[arg(long)]
+    pub kernel_cache: Option<String>,
+    /// CUDA builds: matmul autotuning effort (minimal, balanced, extensive, full).
+    #[arg(long, value_name = "LEVEL", default_value = "balanced")]
+    pub autotune: crate::encoder::AutotuneLevel,
 }
 
 /// `epimine models`.

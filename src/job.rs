@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::ClusterSettings;
+use crate::encoder::{AutotuneLevel, EncoderOptions, Precision, ShapePolicy, DEFAULT_BATCH_SIZE};
 use crate::episodes::EpisodeParams;
 use crate::llm::LlmConfig;
 
@@ -67,7 +68,7 @@ pub struct EncoderConfig {
     /// A folder or a name in the model cache, like `model`. It costs a second forward pass over
     /// every segment. Unset: `model` makes both from one pass.
     pub sentence_model: Option<String>,
-    /// Sequences per forward pass.
+    /// Sequences per forward pass (default 32 on the CPU, 128 in a CUDA build).
     pub batch_size: usize,
     /// Run the transformer's linear layers in integers (dynamic quantization: int8 weights per
     /// output column, 13-bit activations per row; `encoder::quant`). CPU only. Off by default:
@@ -77,6 +78,26 @@ pub struct EncoderConfig {
     /// A local folder where each event's embeddings and word vectors are kept, keyed by the
     /// model's weights and the event's texts, so re-runs with other parameters skip encoding.
     pub cache_dir: Option<String>,
+    /// Batch shapes: `"exact"` (each batch padded to its own longest text; least work, the
+    /// CPU default) or `"buckets"` (fixed rows, lengths rounded up to a few buckets, so the
+    /// run meets a few known shapes; the CUDA default). `encoder::shapes`.
+    pub shapes: ShapePolicy,
+    /// Float type of the transformer: `"f32"` (default), `"f16"` or `"bf16"` (for GPUs; the
+    /// vectors move by rounding).
+    pub precision: Precision,
+    /// Run one forward pass at every bucket shape before the first batch (timed and logged), so
+    /// that kernel compilation and autotuning happen there and not mid-run. Default: on in a
+    /// CUDA build, off on the CPU (where a shape costs nothing to meet). Needs `shapes =
+    /// "buckets"`.
+    pub warmup: bool,
+    /// CUDA builds: where cubecl keeps its autotune results and compiled kernels, so that a
+    /// later process (or, on a shared path, another node with the same GPU) does not pay them
+    /// again. Default: `$EPIMINE_KERNELS`, else `kernels/` beside the model cache
+    /// (`~/.cache/epimine/kernels`). Ignored by CPU builds.
+    pub kernel_cache: Option<String>,
+    /// CUDA builds: cubecl's matmul autotuning effort, `"minimal"`, `"balanced"` (cubecl's
+    /// default), `"extensive"` or `"full"`; paid once per shape and kernel cache.
+    pub autotune: AutotuneLevel,
 }
 
 impl Default for EncoderConfig {
@@ -84,9 +105,26 @@ impl Default for EncoderConfig {
         Self {
             model: DEFAULT_MODEL.into(),
             sentence_model: None,
-            batch_size: 32,
+            batch_size: DEFAULT_BATCH_SIZE,
             int8: false,
             cache_dir: None,
+            shapes: ShapePolicy::default_for_build(),
+            precision: Precision::F32,
+            warmup: cfg!(feature = "cuda"),
+            kernel_cache: None,
+            autotune: AutotuneLevel::Balanced,
+        }
+    }
+}
+
+impl EncoderConfig {
+    /// The encoder options of this section.
+    pub fn options(&self) -> EncoderOptions {
+        EncoderOptions {
+            batch_size: self.batch_size,
+            int8: self.int8,
+            shapes: self.shapes,
+            precision: self.precision,
         }
     }
 }
@@ -245,6 +283,21 @@ impl Job {
                 file: "job".into(),
                 message: format!("episodes.density: {e}"),
             })?;
+        self.encoder
+            .options()
+            .validate()
+            .map_err(|message| JobError::Parse {
+                file: "job".into(),
+                message: format!("encoder: {message}"),
+            })?;
+        if self.encoder.warmup && self.encoder.shapes == ShapePolicy::Exact {
+            return Err(JobError::Parse {
+                file: "job".into(),
+                message: "encoder.warmup needs encoder.shapes = \"buckets\" (exact shapes \
+                          follow the texts, so there is nothing to warm up)"
+                    .into(),
+            });
+        }
         if self.encoder.int8 && cfg!(feature = "cuda") {
             return Err(JobError::Parse {
                 file: "job".into(),
@@ -274,6 +327,45 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The GPU settings of `[encoder]` parse, validate, and are refused where they contradict
+    /// each other or are out of range.
+    #[test]
+    fn encoder_shape_and_precision_settings() {
+        let base = "corpus = \"c\"\nbackground = \"b\"\nout = \"o\"\n[encoder]\n";
+        let job = Job::from_toml(
+            &format!(
+                "{base}shapes = \"buckets\"\nprecision = \"bf16\"\nwarmup = true\n\
+                 kernel_cache = \"/k\"\nautotune = \"minimal\"\nbatch_size = 64\n"
+            ),
+            "job.toml",
+        )
+        .unwrap();
+        job.validate().unwrap();
+        let o = job.encoder.options();
+        assert_eq!(
+            (o.shapes, o.precision, o.batch_size),
+            (ShapePolicy::Buckets, Precision::Bf16, 64)
+        );
+        assert_eq!(job.encoder.autotune, AutotuneLevel::Minimal);
+        // The saved job reads back the same.
+        assert_eq!(Job::from_toml(&job.to_toml(), "saved").unwrap(), job);
+        let refused = |extra: &str, says: &str| {
+            let err = Job::from_toml(&format!("{base}{extra}"), "job.toml")
+                .and_then(|j| j.validate())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{extra}: {err}");
+        };
+        refused("batch_size = 0\n", "batch_size must be at least 1");
+        refused("shapes = \"exact\"\nwarmup = true\n", "warmup needs");
+        refused(
+            "int8 = true\nprecision = \"f16\"\n",
+            "int8 and precision f16",
+        );
+        refused("shapes = \"square\"\n", "square");
+        refused("precision = \"f8\"\n", "f8");
+    }
 
     #[test]
     fn defaults_sets_and_unknown_keys() {

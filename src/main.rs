@@ -196,17 +196,31 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                     dir
                 }
             };
+            let shapes = args
+                .shapes
+                .unwrap_or_else(epimine::encoder::ShapePolicy::default_for_build);
             let options = encode::EncodeOptions {
                 words: args.words,
                 layer: args.layer,
-                batch_size: args.batch_size,
-                int8: args.int8,
+                encoder: epimine::job::EncoderConfig {
+                    batch_size: args.batch_size,
+                    int8: args.int8,
+                    shapes,
+                    precision: args.precision,
+                    warmup: args.warmup.unwrap_or(
+                        cfg!(feature = "cuda") && shapes == epimine::encoder::ShapePolicy::Buckets,
+                    ),
+                    kernel_cache: args.kernel_cache,
+                    autotune: args.autotune,
+                    ..Default::default()
+                },
             };
             let summary = encode::encode(&model, &args.input, &args.out, &options).await?;
             println!(
                 "wrote {} rows ({}-dimensional vectors) to {}",
                 summary.rows, summary.dim, summary.out
             );
+            println!("{}", summary.timing());
         }
         Command::Models(args) => match args.command {
             ModelsCommand::Fetch(args) => {

@@ -13,9 +13,11 @@
 //!   sentence inputs yields both; its word vectors read each word from the sentence's own
 //!   tokens (uncleaned text, truncated at `max_seq_length`) instead of X-Class's cleaned chunks.
 //!
-//! Sequences are batched longest first, a batch ending early before a much shorter sequence
-//! (little padding per batch, [`BATCH_LENGTH_RATIO`]); the batch size is a
-//! parameter. The backend is burn-flex (multi-threaded CPU) by default and burn-cuda with the
+//! Sequences are batched longest first; under [`ShapePolicy::Exact`] (the CPU default) a batch
+//! ends early before a much shorter sequence (little padding per batch, [`BATCH_LENGTH_RATIO`]),
+//! under [`ShapePolicy::Buckets`] (the CUDA default) batches have a fixed number of rows and a
+//! bucketed length, so a run meets a few known shapes ([`shapes`], [`Encoder::warm_up`]). The
+//! batch size, the shapes and the float precision are [`EncoderOptions`]. The backend is burn-flex (multi-threaded CPU) by default and burn-cuda with the
 //! `cuda` feature ([`DefaultBackend`]).
 //!
 //! Layout: [`config`] → [`model`] (init, forward) → [`loader`] (weights, key map) →
@@ -23,11 +25,14 @@
 
 pub mod config;
 pub mod fetch;
+pub mod kernels;
 pub mod loader;
 pub mod model;
 pub mod ops;
+pub mod options;
 pub mod pooling;
 pub mod quant;
+pub mod shapes;
 pub mod tokenize;
 
 use std::collections::BTreeMap;
@@ -39,6 +44,8 @@ use burn::tensor::Tensor;
 pub use config::{Architecture, EncoderConfig, Pooling, SentenceConfig};
 pub use model::{EncoderInput, EncoderModel};
 pub use ops::EncoderBackend;
+pub use options::{AutotuneLevel, EncoderOptions, Precision, DEFAULT_BATCH_SIZE};
+pub use shapes::ShapePolicy;
 pub use tokenize::TextTokenizer;
 
 /// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
@@ -97,9 +104,6 @@ pub fn default_concurrency() -> usize {
         rayon::current_num_threads()
     }
 }
-
-/// Sequences per forward pass, unless told otherwise (sentence-transformers' default).
-pub const DEFAULT_BATCH_SIZE: usize = 32;
 
 /// A batch ends before a sequence shorter than this share of the batch's longest (see
 /// [`length_batches`]). On the development set's encoding units (64 articles each, batch size
@@ -331,6 +335,11 @@ pub struct Encoder<B: Backend> {
     concurrency: usize,
     /// The int8 linear layers, when the int8 option is on ([`Self::with_int8`]).
     quant: Option<quant::QuantModel>,
+    shapes: ShapePolicy,
+    precision: Precision,
+    /// Whether the attention mask is built whole on the host ([`EncoderBackend::FULL_BIAS`]).
+    full_bias: bool,
+    shape_log: shapes::ShapeLog,
 }
 
 impl<B: EncoderBackend> Encoder<B> {
@@ -352,7 +361,109 @@ impl<B: EncoderBackend> Encoder<B> {
             batch_size: DEFAULT_BATCH_SIZE,
             concurrency: default_concurrency(),
             quant: None,
+            shapes: ShapePolicy::default_for_build(),
+            precision: Precision::F32,
+            full_bias: B::FULL_BIAS,
+            shape_log: shapes::ShapeLog::default(),
         })
+    }
+
+    /// Applies every option at once (see each setter); the options must be valid
+    /// ([`EncoderOptions::validate`]).
+    pub fn with_options(self, options: &EncoderOptions) -> Result<Self, EncoderError> {
+        options.validate().map_err(EncoderError::Invalid)?;
+        Ok(self
+            .with_batch_size(options.batch_size)
+            .with_shapes(options.shapes)
+            .with_precision(options.precision)
+            .with_int8(options.int8))
+    }
+
+    /// Sets how batches are shaped ([`ShapePolicy`]).
+    pub fn with_shapes(mut self, shapes: ShapePolicy) -> Self {
+        self.shapes = shapes;
+        self
+    }
+
+    /// Casts the weights to `precision` (once; the forward passes then compute in it).
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        if precision != self.precision {
+            self.model = self.model.cast(precision.dtype());
+            self.precision = precision;
+        }
+        self
+    }
+
+    /// Builds the attention mask whole on the host (`true`, [`EncoderBackend::FULL_BIAS`] of
+    /// burn-flex) or as one row per sequence broadcast on the device (`false`, CUDA's form);
+    /// the results agree to rounding. For testing the GPU's form on the CPU.
+    pub fn with_full_bias(mut self, full_bias: bool) -> Self {
+        self.full_bias = full_bias;
+        self
+    }
+
+    /// The batch shape policy.
+    pub fn shapes(&self) -> ShapePolicy {
+        self.shapes
+    }
+
+    /// The batch size.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// Every `[rows, seq]` shape this encoder has run a forward pass at, with its batch count.
+    pub fn shapes_seen(&self) -> Vec<([usize; 2], u64)> {
+        self.shape_log.seen()
+    }
+
+    /// The shapes a [`ShapePolicy::Buckets`] encoder runs sentence inputs at: `[batch_size,
+    /// len]` for every [`shapes::length_buckets`] length of `max_seq_length`. Empty under
+    /// [`ShapePolicy::Exact`] (its shapes follow the texts).
+    pub fn sentence_shapes(&self) -> Vec<[usize; 2]> {
+        match self.shapes {
+            ShapePolicy::Exact => Vec::new(),
+            ShapePolicy::Buckets => self
+                .sentence_buckets()
+                .into_iter()
+                .map(|len| [self.batch_size, len])
+                .collect(),
+        }
+    }
+
+    /// One forward pass, with pooling and the host read of [`Self::encode_parts`], at every
+    /// shape of [`Self::sentence_shapes`], so that a backend that compiles and autotunes its
+    /// kernels per shape (CUDA) pays for it here, once, and not in the middle of a run. Returns
+    /// the shapes run; none under [`ShapePolicy::Exact`].
+    pub fn warm_up(&self) -> Vec<[usize; 2]> {
+        let shapes = self.sentence_shapes();
+        let last = self.last_layer();
+        for &[rows, len] in &shapes {
+            let tokens = vec![self.config.pad_token_id as u32; len];
+            let input = EncoderInput::padded(
+                &self.config,
+                &[tokens.as_slice()],
+                [rows, len],
+                self.full_bias,
+                &self.device,
+            );
+            self.shape_log.note([rows, len]);
+            let mut hidden = self
+                .model
+                .forward_quant(&input, &[last, last], self.quant.as_ref());
+            let block = host_block(hidden.pop().expect("two layers asked"));
+            let pooled = tensor_values(
+                self.pool(hidden.pop().expect("two layers asked"), &input)
+                    .into_data(),
+            );
+            debug_assert!(!block.values.is_empty() && !pooled.is_empty());
+        }
+        shapes
+    }
+
+    /// The sentence inputs' length buckets ([`shapes::length_buckets`] of `max_seq_length`).
+    fn sentence_buckets(&self) -> Vec<usize> {
+        shapes::length_buckets(self.sentence.max_seq_length.min(self.config.max_tokens()))
     }
 
     /// Runs every transformer linear layer in int8 (dynamic quantization, [`quant`]) when
@@ -416,42 +527,81 @@ impl<B: EncoderBackend> Encoder<B> {
     fn run<T: Send>(
         &self,
         sequences: &[Vec<u32>],
+        buckets: &[usize],
         layers: &[usize],
         work: impl Fn(&EncoderInput<B>, Vec<Tensor<B, 3>>) -> T + Sync,
         each: impl FnMut(&[usize], T),
     ) {
         let batches = self.batches(sequences, 0..sequences.len());
-        self.run_batches(sequences, &batches, layers, work, each);
+        self.run_batches(sequences, &batches, buckets, layers, work, each);
     }
 
-    /// The batches of `sequences[range]` ([`length_batches`] of their lengths).
+    /// The batches of `sequences[range]`: [`length_batches`] of their lengths under
+    /// [`ShapePolicy::Exact`], [`shapes::fixed_batches`] under [`ShapePolicy::Buckets`].
     fn batches(&self, sequences: &[Vec<u32>], range: std::ops::Range<usize>) -> Vec<Vec<usize>> {
-        length_batches(range.map(|i| (i, sequences[i].len())), self.batch_size)
+        let lengths = range.map(|i| (i, sequences[i].len()));
+        match self.shapes {
+            ShapePolicy::Exact => length_batches(lengths, self.batch_size),
+            ShapePolicy::Buckets => shapes::fixed_batches(lengths, self.batch_size),
+        }
     }
 
-    /// [`Self::run`] over given batches.
+    /// The `[rows, seq]` shape `batch` runs at ([`shapes::batch_shape`]).
+    fn shape_of(&self, sequences: &[Vec<u32>], batch: &[usize], buckets: &[usize]) -> [usize; 2] {
+        let lengths: Vec<usize> = batch.iter().map(|&i| sequences[i].len()).collect();
+        shapes::batch_shape(self.shapes, &lengths, self.batch_size, buckets)
+    }
+
+    /// [`Self::run`] over given batches, padded to their shapes ([`Self::shape_of`] with
+    /// `buckets`).
+    ///
+    /// One batch in flight at a time (a GPU, `concurrency` 1): batch `k + 1` is put together on
+    /// the host and queued on the device before batch `k`'s results are read back, so the host's
+    /// work and the copies overlap the device's (burn's backends queue work asynchronously; the
+    /// read is the only wait). The results are those of one batch after another.
     fn run_batches<T: Send>(
         &self,
         sequences: &[Vec<u32>],
         batches: &[Vec<usize>],
+        buckets: &[usize],
         layers: &[usize],
         work: impl Fn(&EncoderInput<B>, Vec<Tensor<B, 3>>) -> T + Sync,
         mut each: impl FnMut(&[usize], T),
     ) {
         let forward = |batch: &[usize]| {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| sequences[i].as_slice()).collect();
-            let input = EncoderInput::new(&self.config, &seqs, &self.device);
+            let shape = self.shape_of(sequences, batch, buckets);
+            self.shape_log.note(shape);
+            let input =
+                EncoderInput::padded(&self.config, &seqs, shape, self.full_bias, &self.device);
             let hidden = self
                 .model
                 .forward_quant(&input, layers, self.quant.as_ref());
+            (input, hidden)
+        };
+        if self.concurrency == 1 {
+            let mut queued: Option<(&[usize], _)> = None;
+            for batch in batches {
+                let next = (batch.as_slice(), forward(batch));
+                if let Some((done, (input, hidden))) = queued.replace(next) {
+                    each(done, work(&input, hidden));
+                }
+            }
+            if let Some((done, (input, hidden))) = queued {
+                each(done, work(&input, hidden));
+            }
+            return;
+        }
+        let forward_work = |batch: &[usize]| {
+            let (input, hidden) = forward(batch);
             work(&input, hidden)
         };
         for wave in batches.chunks(self.concurrency) {
             let results: Vec<T> = if wave.len() == 1 {
-                vec![forward(&wave[0])]
+                vec![forward_work(&wave[0])]
             } else {
                 use rayon::prelude::*;
-                wave.par_iter().map(|b| forward(b)).collect()
+                wave.par_iter().map(|b| forward_work(b)).collect()
             };
             for (batch, result) in wave.iter().zip(results) {
                 each(batch.as_slice(), result);
@@ -461,7 +611,8 @@ impl<B: EncoderBackend> Encoder<B> {
 
     /// Token positions of the sentence inputs of `parts` as they are batched (each part on its
     /// own, as [`Self::sentence_parts`] and [`Self::encode_parts`] batch them): `(real,
-    /// padded)`, where `padded` counts every position a forward pass computes. The padding
+    /// padded)`, where `padded` counts every position a forward pass computes (pad rows
+    /// included). The padding
     /// share is `padded / real - 1`.
     pub fn positions(&self, parts: &[&[&str]]) -> Result<(usize, usize), EncoderError> {
         let (mut real, mut padded) = (0, 0);
@@ -471,10 +622,11 @@ impl<B: EncoderBackend> Encoder<B> {
                 .into_iter()
                 .map(|t| t.ids)
                 .collect();
+            let buckets = self.sentence_buckets();
             for batch in self.batches(&sequences, 0..sequences.len()) {
-                let lens = batch.iter().map(|&i| sequences[i].len());
-                real += lens.clone().sum::<usize>();
-                padded += lens.max().unwrap_or(0) * batch.len();
+                real += batch.iter().map(|&i| sequences[i].len()).sum::<usize>();
+                let [rows, seq] = self.shape_of(&sequences, &batch, &buckets);
+                padded += rows * seq;
             }
         }
         Ok((real, padded))
@@ -494,11 +646,16 @@ impl<B: EncoderBackend> Encoder<B> {
         }
     }
 
+    /// The sentence inputs of `texts`, tokenised on rayon's pool (in order).
     fn sentence_tokens(
         &self,
         texts: &[&str],
     ) -> Result<Vec<tokenize::SentenceTokens>, EncoderError> {
-        texts.iter().map(|t| self.tokenizer.sentence(t)).collect()
+        use rayon::prelude::*;
+        texts
+            .par_iter()
+            .map(|t| self.tokenizer.sentence(t))
+            .collect()
     }
 
     /// One embedding per text, as sentence-transformers computes it for this model.
@@ -523,6 +680,7 @@ impl<B: EncoderBackend> Encoder<B> {
         self.run_batches(
             &sequences,
             &batches,
+            &self.sentence_buckets(),
             &[last],
             |input, mut hidden| tensor_values(self.pool(hidden.remove(0), input).into_data()),
             |batch, values| {
@@ -573,6 +731,7 @@ impl<B: EncoderBackend> Encoder<B> {
         }
         self.run(
             &sequences,
+            &shapes::length_buckets(model_max),
             &[layer],
             |_, mut hidden| host_block(hidden.remove(0)),
             |batch, block| collect_words(&mut sums, batch, &occurrences, &block),
@@ -662,6 +821,7 @@ impl<B: EncoderBackend> Encoder<B> {
         self.run_batches(
             &sequences,
             &batches,
+            &self.sentence_buckets(),
             &[last, layer],
             |input, mut hidden| {
                 let words_layer = host_block(hidden.pop().expect("two layers asked"));

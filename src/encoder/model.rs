@@ -19,12 +19,12 @@
 //! ([`EncoderBackend::attention_probs`]), as are GELU ([`EncoderBackend::gelu_exact`]) and the
 //! merge of the heads' outputs ([`EncoderBackend::merge_heads`]).
 
-use burn::module::Module;
+use burn::module::{Module, ModuleMapper, Param};
 use burn::nn::{
     Embedding, EmbeddingConfig, Initializer, LayerNorm, LayerNormConfig, Linear, LinearConfig,
 };
 use burn::tensor::backend::Backend;
-use burn::tensor::{Bool, Int, Tensor, TensorData};
+use burn::tensor::{Bool, DType, Int, Tensor, TensorData};
 
 use super::config::{Architecture, EncoderConfig};
 use super::ops::EncoderBackend;
@@ -96,8 +96,9 @@ pub struct EncoderInput<B: Backend> {
     pub position_ids: Tensor<B, 2, Int>,
     /// `true` at padding, `[batch, seq]`.
     pub padding: Tensor<B, 2, Bool>,
-    /// Additive attention mask, `[batch, heads, seq, seq]`: 0 for a real key, `f32::MIN` for a
-    /// padding key (Hugging Face's `(1 - mask) · finfo.min`), the same for every head and query.
+    /// Additive attention mask, `[batch, heads, seq, seq]` (or `[batch, 1, 1, seq]`, broadcast;
+    /// [`Self::padded`]): 0 for a real key, `f32::MIN` for a padding key (Hugging Face's
+    /// `(1 - mask) · finfo.min`), the same for every head and query.
     pub key_bias: Tensor<B, 4>,
 }
 
@@ -105,9 +106,27 @@ impl<B: Backend> EncoderInput<B> {
     /// Pads `sequences` (token ids, special tokens included) to the longest one and numbers their
     /// positions the way `config`'s architecture does.
     pub fn new(config: &EncoderConfig, sequences: &[&[u32]], device: &B::Device) -> Self {
-        let heads = config.num_heads;
-        let batch = sequences.len();
         let seq = sequences.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
+        Self::padded(config, sequences, [sequences.len(), seq], true, device)
+    }
+
+    /// [`Self::new`] padded to a given `[rows, seq]` shape (at least the batch's own): rows past
+    /// the sequences are pad rows of one unmasked pad token (a row with every key masked would
+    /// make a softmax of `-inf`s in half precision), dropped by the caller. With `full_bias`
+    /// the attention mask is `[rows, heads, seq, seq]` (same-shape adds, fastest on the CPU);
+    /// without, `[rows, 1, 1, seq]`, broadcast on the device (for a GPU: `heads · seq` times
+    /// less to build and copy).
+    pub fn padded(
+        config: &EncoderConfig,
+        sequences: &[&[u32]],
+        [rows, seq]: [usize; 2],
+        full_bias: bool,
+        device: &B::Device,
+    ) -> Self {
+        let heads = config.num_heads;
+        let longest = sequences.iter().map(|s| s.len()).max().unwrap_or(0);
+        let batch = rows.max(sequences.len());
+        let seq = seq.max(longest).max(1);
         let offset = config.position_offset() as i64;
         let pad_position = match config.architecture {
             Architecture::Bert => 0,
@@ -116,39 +135,51 @@ impl<B: Backend> EncoderInput<B> {
         let mut ids = vec![config.pad_token_id as i64; batch * seq];
         let mut positions = vec![pad_position; batch * seq];
         let mut padding = vec![true; batch * seq];
-        for (b, tokens) in sequences.iter().enumerate() {
+        for b in 0..batch {
+            let tokens = sequences.get(b).copied().unwrap_or(&[]);
             for (i, &t) in tokens.iter().enumerate() {
                 ids[b * seq + i] = i64::from(t);
                 positions[b * seq + i] = offset + i as i64;
                 padding[b * seq + i] = false;
             }
+            if tokens.is_empty() {
+                // A pad row: its first position is a real (pad) token.
+                positions[b * seq] = offset;
+                padding[b * seq] = false;
+            }
             if config.architecture == Architecture::Bert {
                 // BERT numbers padding positions too (arange); they are masked anyway.
-                for i in tokens.len()..seq {
+                for i in tokens.len().max(1)..seq {
                     positions[b * seq + i] = i as i64;
                 }
             }
         }
-        // Built whole on the host: adding a same-shape tensor is one vectorised pass per layer,
-        // a broadcast one is not.
-        let mut key_bias = Vec::with_capacity(batch * heads * seq * seq);
-        for b in 0..batch {
-            let row: Vec<f32> = padding[b * seq..(b + 1) * seq]
+        let mask_row = |b: usize| -> Vec<f32> {
+            padding[b * seq..(b + 1) * seq]
                 .iter()
                 .map(|&pad| if pad { f32::MIN } else { 0.0 })
-                .collect();
-            for _ in 0..heads * seq {
-                key_bias.extend_from_slice(&row);
+                .collect()
+        };
+        let key_bias = if full_bias {
+            // Built whole on the host: adding a same-shape tensor is one vectorised pass per
+            // layer on burn-flex, a broadcast one is not.
+            let mut key_bias = Vec::with_capacity(batch * heads * seq * seq);
+            for b in 0..batch {
+                let row = mask_row(b);
+                for _ in 0..heads * seq {
+                    key_bias.extend_from_slice(&row);
+                }
             }
-        }
+            Tensor::from_data(TensorData::new(key_bias, [batch, heads, seq, seq]), device)
+        } else {
+            let key_bias: Vec<f32> = (0..batch).flat_map(mask_row).collect();
+            Tensor::from_data(TensorData::new(key_bias, [batch, 1, 1, seq]), device)
+        };
         Self {
             input_ids: Tensor::from_data(TensorData::new(ids, [batch, seq]), device),
             position_ids: Tensor::from_data(TensorData::new(positions, [batch, seq]), device),
             padding: Tensor::from_data(TensorData::new(padding, [batch, seq]), device),
-            key_bias: Tensor::from_data(
-                TensorData::new(key_bias, [batch, heads, seq, seq]),
-                device,
-            ),
+            key_bias,
         }
     }
 }
@@ -259,7 +290,23 @@ pub fn relative_position_bucket(relative_position: i64, num_buckets: usize) -> u
     bucket as usize
 }
 
+/// Casts every float parameter to one float type ([`EncoderModel::cast`]).
+struct CastParams(burn::tensor::FloatDType);
+
+impl<B: Backend> ModuleMapper<B> for CastParams {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let (id, tensor, mapper) = param.consume();
+        Param::from_mapped_value(id, tensor.cast(self.0), mapper)
+    }
+}
+
 impl<B: EncoderBackend> EncoderModel<B> {
+    /// The model with every weight cast to `dtype` ([`super::Precision`]); its forward passes
+    /// then compute in that type and return f32.
+    pub fn cast(self, dtype: burn::tensor::FloatDType) -> Self {
+        self.map(&mut CastParams(dtype))
+    }
+
     /// Number of transformer layers.
     pub fn num_layers(&self) -> usize {
         self.layers.len()
@@ -328,16 +375,29 @@ impl<B: EncoderBackend> EncoderModel<B> {
         // The additive attention bias of every layer: the padding mask, plus MPNet's relative
         // position bias.
         let heads = self.num_heads;
+        // In half precision ([`super::Precision`]) the mask follows the weights' float type.
+        let dtype = x.dtype();
+        let key_bias = if input.key_bias.dtype() == dtype {
+            input.key_bias.clone()
+        } else {
+            input.key_bias.clone().cast(dtype)
+        };
         let bias = match &self.relative_attention_bias {
-            Some(table) => input.key_bias.clone() + self.position_bias(table, seq, &device),
-            None => input.key_bias.clone(),
+            Some(table) => key_bias + self.position_bias(table, seq, &device),
+            None => key_bias,
         };
 
         let mut out = vec![None; layers.len()];
         let mut keep = |depth: usize, x: &Tensor<B, 2>| {
             for (slot, &l) in out.iter_mut().zip(layers) {
                 if l == depth {
-                    *slot = Some(x.clone().reshape([batch, seq, hidden]));
+                    let kept = x.clone().reshape([batch, seq, hidden]);
+                    // Hidden states leave the model in f32, whatever it computes in.
+                    *slot = Some(if dtype == DType::F32 {
+                        kept
+                    } else {
+                        kept.cast(DType::F32)
+                    });
                 }
             }
         };

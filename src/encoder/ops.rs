@@ -22,6 +22,12 @@ use super::quant::QuantLinear;
 
 /// A burn backend the encoders run on.
 pub trait EncoderBackend: Backend {
+    /// Whether the attention mask is built whole, `[batch, heads, seq, seq]`, on the host (true:
+    /// fastest where same-shape adds beat broadcasting, burn-flex) or as `[batch, 1, 1, seq]`
+    /// and broadcast on the device (false: a GPU, where the whole mask would be the largest
+    /// host-to-device copy of a batch).
+    const FULL_BIAS: bool = true;
+
     /// Attention probabilities: softmax over the last dimension of `scores · scale + bias`.
     ///
     /// Shapes: `scores`, `bias` and the result `[batch, heads, seq, seq]`.
@@ -56,7 +62,14 @@ pub trait EncoderBackend: Backend {
 }
 
 #[cfg(feature = "cuda")]
-impl EncoderBackend for burn::backend::Cuda {}
+impl EncoderBackend for burn::backend::Cuda {
+    const FULL_BIAS: bool = false;
+}
+
+/// Whether every dtype is f32 (the burn-flex kernels here are written for f32 buffers).
+fn all_f32(dtypes: &[burn::tensor::DType]) -> bool {
+    dtypes.iter().all(|d| *d == burn::tensor::DType::F32)
+}
 
 impl EncoderBackend for burn::backend::Flex {
     fn attention_probs(
@@ -64,7 +77,11 @@ impl EncoderBackend for burn::backend::Flex {
         scale: f32,
         bias: Tensor<Self, 4>,
     ) -> Tensor<Self, 4> {
-        assert_eq!(scores.dims(), bias.dims(), "scores and bias shapes");
+        if scores.dims() != bias.dims() || !all_f32(&[scores.dtype(), bias.dtype()]) {
+            // A broadcast mask or half precision (the GPU's forms, run here in tests): burn's
+            // generic composition.
+            return activation::softmax(scores * scale + bias, 3);
+        }
         let row = scores.dims()[3];
         let mut scores = owned_contiguous(scores.into_primitive().tensor());
         let bias = bias.into_primitive().tensor().to_contiguous();
@@ -86,6 +103,9 @@ impl EncoderBackend for burn::backend::Flex {
     }
 
     fn gelu_exact(x: Tensor<Self, 2>) -> Tensor<Self, 2> {
+        if !all_f32(&[x.dtype()]) {
+            return activation::gelu(x);
+        }
         let mut x = owned_contiguous(x.into_primitive().tensor());
         x.storage_mut::<f32>()
             .par_chunks_mut(ELEMENTS_PER_TASK)
@@ -98,6 +118,9 @@ impl EncoderBackend for burn::backend::Flex {
     /// at 1 thread, `perf`). The values are the same.
     fn merge_heads(x: Tensor<Self, 4>) -> Tensor<Self, 2> {
         let [batch, heads, seq, head_dim] = x.dims();
+        if !all_f32(&[x.dtype()]) {
+            return x.swap_dims(1, 2).reshape([batch * seq, heads * head_dim]);
+        }
         let hidden = heads * head_dim;
         let x = x.into_primitive().tensor().to_contiguous();
         let src: &[f32] = x.storage();

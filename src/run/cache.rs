@@ -10,16 +10,21 @@ use crate::job::Job;
 /// The cache key of a unit's encoding: the model weights' hash, the batch size and the
 /// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which
 /// moves the floats a little) and the texts.
-pub(super) fn cache_key(model_hash: &str, batch_size: usize, int8: bool, texts: &[&str]) -> String {
+/// `float_tag` is [`crate::encoder::EncoderOptions::float_tag`] (int8, bucketed shapes, half
+/// precision), empty for the defaults so that their keys stay those of earlier versions.
+pub(super) fn cache_key(
+    model_hash: &str,
+    batch_size: usize,
+    float_tag: &str,
+    texts: &[&str],
+) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(model_hash.as_bytes());
     h.update((batch_size as u64).to_le_bytes());
     h.update(crate::encoder::BATCHING.as_bytes());
-    if int8 {
-        // Only when on, so that f32 keys stay those of earlier versions.
-        h.update(b"int8 linear layers");
-    }
+    // Only when set, so that default keys stay those of earlier versions.
+    h.update(float_tag.as_bytes());
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());
@@ -96,7 +101,8 @@ pub(super) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<
     job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
-        let key = cache_key(model_hash, job.encoder.batch_size, job.encoder.int8, texts);
+        let tag = job.encoder.options().float_tag();
+        let key = cache_key(model_hash, job.encoder.batch_size, &tag, texts);
         dir.join(format!("{key}.enc"))
     })
 }
@@ -105,13 +111,47 @@ pub(super) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<
 mod tests {
     use super::cache_key;
 
-    /// int8 encodings get their own keys; f32 keys are those of versions before the option.
+    /// int8, bucketed and half-precision encodings get their own keys; default keys are those of
+    /// versions before the options; an int8 key is that of the version that added int8.
     #[test]
     fn int8_has_its_own_key_and_f32_keys_are_unchanged() {
+        use crate::encoder::{EncoderOptions, Precision, ShapePolicy};
         use sha2::{Digest, Sha256};
         let texts = ["a text", "another"];
-        let f32_key = cache_key("m", 32, false, &texts);
-        assert_ne!(f32_key, cache_key("m", 32, true, &texts));
+        let options = |int8, shapes, precision| EncoderOptions {
+            batch_size: 32,
+            int8,
+            shapes,
+            precision,
+        };
+        let tag = |o: EncoderOptions| o.float_tag();
+        let f32_key = cache_key(
+            "m",
+            32,
+            &tag(options(false, ShapePolicy::Exact, Precision::F32)),
+            &texts,
+        );
+        let int8_key = cache_key(
+            "m",
+            32,
+            &tag(options(true, ShapePolicy::Exact, Precision::F32)),
+            &texts,
+        );
+        assert_ne!(f32_key, int8_key);
+        assert_eq!(int8_key, cache_key("m", 32, "int8 linear layers", &texts));
+        let others = [
+            options(false, ShapePolicy::Buckets, Precision::F32),
+            options(false, ShapePolicy::Exact, Precision::F16),
+            options(false, ShapePolicy::Buckets, Precision::Bf16),
+        ];
+        let mut keys: Vec<String> = others
+            .iter()
+            .map(|o| cache_key("m", 32, &tag(*o), &texts))
+            .chain([f32_key.clone(), int8_key])
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), 5, "every option has its own key");
         let mut h = Sha256::new();
         h.update(b"m");
         h.update(32u64.to_le_bytes());

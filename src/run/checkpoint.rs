@@ -151,6 +151,14 @@ pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> Str
         // Only when on, so that f32 runs keep the digest of earlier versions.
         settings["int8"] = serde_json::Value::Bool(true);
     }
+    let options = job.encoder.options();
+    if options.shapes != crate::encoder::ShapePolicy::Exact {
+        // Likewise: bucketed shapes and half precision move the floats.
+        settings["shapes"] = options.shapes.name().into();
+    }
+    if options.precision != crate::encoder::Precision::F32 {
+        settings["precision"] = options.precision.name().into();
+    }
     hex(&Sha256::digest(settings.to_string().as_bytes()))
 }
 

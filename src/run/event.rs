@@ -230,8 +230,7 @@ pub(super) fn event_worker(
         match Encoders::load(
             &shared.model_dir,
             shared.sentence_model_dir.as_deref(),
-            job.encoder.batch_size,
-            job.encoder.int8,
+            &job.encoder,
         ) {
             Ok(e) => {
                 tracing::debug!(simd = crate::encoder::simd_path(), "encoder loaded");
@@ -366,6 +365,15 @@ pub(super) fn event_worker(
     }
     if let Some(bar) = bar {
         bar.finish();
+    }
+    if let Some(e) = &encoder {
+        let seen = e.shapes_seen();
+        tracing::debug!(
+            worker = index,
+            "encoder batch shapes met: {} ([rows, seq] × batches: {:?})",
+            seen.len(),
+            seen
+        );
     }
     stages.push(StageTime {
         stage: "encoding".into(),

@@ -69,27 +69,56 @@ pub(crate) struct Encoders {
 }
 
 impl Encoders {
-    /// Loads `words` and, when given, `sentences`, with `batch_size`, in int8 when `int8`.
+    /// Loads `words` and, when given, `sentences`, with the options of `config` (the job's
+    /// encoder section); in a CUDA build, points cubecl at the kernel cache first, and warms up
+    /// every bucket shape when `config.warmup` (timed and logged).
     pub(crate) fn load(
         words: &std::path::Path,
         sentences: Option<&std::path::Path>,
-        batch_size: usize,
-        int8: bool,
+        config: &crate::job::EncoderConfig,
     ) -> Result<Self, crate::encoder::EncoderError> {
-        let device = crate::encoder::default_device();
-        let load = |dir| {
-            Encoder::<DefaultBackend>::load(dir, &device)
-                .map(|e| e.with_batch_size(batch_size).with_int8(int8))
-        };
-        Ok(Self {
+        let options = config.options();
+        let load = |dir| crate::encode::load_encoder(dir, config);
+        let started = std::time::Instant::now();
+        let encoders = Self {
             words: load(words)?,
             sentences: sentences.map(load).transpose()?,
-        })
+        };
+        tracing::debug!(
+            secs = started.elapsed().as_secs_f64(),
+            batch_size = options.batch_size,
+            shapes = options.shapes.name(),
+            precision = options.precision.name(),
+            "encoder loaded"
+        );
+        if config.warmup {
+            let started = std::time::Instant::now();
+            let mut shapes = encoders.words.warm_up();
+            if let Some(s) = &encoders.sentences {
+                shapes.extend(s.warm_up());
+            }
+            tracing::info!(
+                "encoder warm-up: {} shape(s) {:?} in {:.1} s",
+                shapes.len(),
+                shapes,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(encoders)
     }
 
     /// The encoder of sentence embeddings.
     pub(crate) fn sentence(&self) -> &Encoder<DefaultBackend> {
         self.sentences.as_ref().unwrap_or(&self.words)
+    }
+
+    /// Every `[rows, seq]` shape the encoders ran (warm-up included), with batch counts.
+    pub(crate) fn shapes_seen(&self) -> Vec<([usize; 2], u64)> {
+        let mut seen = self.words.shapes_seen();
+        if let Some(s) = &self.sentences {
+            seen.extend(s.shapes_seen());
+        }
+        seen
     }
 }
 

@@ -1,0 +1,222 @@
+//! Batch shapes of the encoders (`encoder.shapes`, `encoder::shapes`; issue 26), on the CPU
+//! backend: bucketed shapes are few and known before the first batch, the warm-up runs exactly
+//! them, the vectors stay those of exact shapes (padding is masked), a unit's floats do not
+//! depend on what it is encoded with, and the GPU's broadcast attention mask and half precision
+//! agree with the CPU's forms.
+
+mod util;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use epimine::encoder::{DefaultBackend, Encoder, Precision, ShapePolicy};
+use epimine::episodes::termspace::cosine;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/encoders")
+        .join(name)
+}
+
+fn load(dir: &Path) -> Encoder<DefaultBackend> {
+    Encoder::<DefaultBackend>::load(dir, &epimine::encoder::default_device())
+        .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()))
+}
+
+/// Texts of 1 to 40 words (so of every token count up to past the fixtures' limits of 20 and
+/// 24), in a shuffled order.
+fn texts() -> Vec<String> {
+    let words = [
+        "protesters",
+        "stormed",
+        "the",
+        "legislature",
+        "on",
+        "tuesday",
+        "police",
+        "fired",
+        "tear",
+        "gas",
+        "and",
+        "arrests",
+        "followed",
+        "river",
+        "rose",
+        "bridge",
+        "closed",
+    ];
+    (0..40)
+        .map(|i| (i * 7) % 40 + 1)
+        .map(|n| {
+            (0..n)
+                .map(|k| words[(k * 5 + n) % words.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+fn distinct(enc: &Encoder<DefaultBackend>) -> BTreeSet<[usize; 2]> {
+    enc.shapes_seen().into_iter().map(|(s, _)| s).collect()
+}
+
+/// Bucketed shapes: every batch runs at `[batch_size, bucket]`, so 40 texts of 40 lengths meet
+/// at most as many shapes as there are buckets, where exact shapes meet one per batch; the
+/// embeddings and word sums agree with the exact ones to rounding.
+#[test]
+fn bucketed_shapes_are_few_and_the_vectors_stay() {
+    let texts = texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for name in ["tiny-bert", "tiny-mpnet"] {
+        let dir = fixture(name);
+        let exact = load(&dir)
+            .with_batch_size(4)
+            .with_shapes(ShapePolicy::Exact);
+        let buckets = load(&dir)
+            .with_batch_size(4)
+            .with_shapes(ShapePolicy::Buckets);
+        let layer = exact.last_layer();
+        let (e_vec, e_words) = exact.encode_both_sums(&texts, layer).unwrap();
+        let (b_vec, b_words) = buckets.encode_both_sums(&texts, layer).unwrap();
+        let known: BTreeSet<[usize; 2]> = buckets.sentence_shapes().into_iter().collect();
+        let met = distinct(&buckets);
+        assert!(
+            met.is_subset(&known),
+            "{name}: met {met:?}, known {known:?}"
+        );
+        assert!(met.iter().all(|s| s[0] == 4), "{name}: {met:?}");
+        let exact_met = distinct(&exact);
+        assert!(
+            exact_met.len() > 2 * met.len(),
+            "{name}: exact shapes {exact_met:?} against bucketed {met:?}"
+        );
+        eprintln!(
+            "{name}: {} bucketed shapes {met:?} against {} exact ones",
+            met.len(),
+            exact_met.len()
+        );
+        let mut worst: f64 = 1.0;
+        for i in 0..texts.len() {
+            worst = worst.min(cosine(e_vec.row(i), b_vec.row(i)));
+        }
+        assert!(worst > 0.99999, "{name}: worst sentence cosine {worst}");
+        assert_eq!(e_words.len(), b_words.len());
+        for (e, b) in e_words.iter().zip(&b_words) {
+            assert_eq!((&e.word, e.count), (&b.word, b.count));
+            let (e, b) = (e.mean(), b.mean());
+            let c = cosine(&e, &b);
+            assert!(c > 0.99999, "{name}: word cosine {c}");
+        }
+        // Bucketed padding is real padding: more positions computed than exact shapes.
+        let (real, padded) = buckets.positions(&[&texts]).unwrap();
+        let (real_e, padded_e) = exact.positions(&[&texts]).unwrap();
+        assert_eq!(real, real_e);
+        assert!(padded > padded_e && padded_e >= real);
+    }
+}
+
+/// The warm-up runs every bucket shape once; a run after it meets no other shape.
+#[test]
+fn warm_up_covers_every_shape_a_run_meets() {
+    let texts = texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let enc = load(&fixture("tiny-bert"))
+        .with_batch_size(8)
+        .with_shapes(ShapePolicy::Buckets);
+    let warm = enc.warm_up();
+    assert_eq!(warm, vec![[8, 16], [8, 24]], "tiny-bert: max_seq_length 24");
+    let after_warm_up = distinct(&enc);
+    assert_eq!(after_warm_up, warm.iter().copied().collect());
+    enc.encode_parts(&[&texts[..13], &texts[13..]], enc.last_layer())
+        .unwrap();
+    assert_eq!(
+        distinct(&enc),
+        after_warm_up,
+        "no shape beyond the warm-up's"
+    );
+    // Exact shapes have nothing to warm up.
+    let exact = load(&fixture("tiny-bert")).with_shapes(ShapePolicy::Exact);
+    assert!(exact.warm_up().is_empty());
+}
+
+/// Under bucketed shapes a part's floats are, bit for bit, those of the part alone (a unit's
+/// batches depend on its own texts only, whichever worker encodes it with whatever else).
+#[test]
+fn bucketed_parts_equal_each_part_alone() {
+    let texts = texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let enc = load(&fixture("tiny-mpnet"))
+        .with_batch_size(4)
+        .with_shapes(ShapePolicy::Buckets);
+    let layer = enc.last_layer();
+    let parts: [&[&str]; 3] = [&texts[..7], &texts[7..30], &texts[30..]];
+    let together = enc.encode_parts(&parts, layer).unwrap();
+    for (p, part) in parts.iter().enumerate() {
+        let (alone, words) = enc.encode_both_sums(part, layer).unwrap();
+        assert_eq!(together[p].0.data, alone.data, "part {p}: embeddings");
+        assert_eq!(together[p].1, words, "part {p}: word sums");
+    }
+}
+
+/// CUDA's attention mask, one row per sequence broadcast on the device, gives the vectors of the
+/// CPU's whole mask (run here through burn's generic operations).
+#[test]
+fn the_broadcast_mask_agrees_with_the_whole_one() {
+    let texts = texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for name in ["tiny-bert", "tiny-mpnet"] {
+        let dir = fixture(name);
+        let whole = load(&dir).with_batch_size(4);
+        let broadcast = load(&dir).with_batch_size(4).with_full_bias(false);
+        let a = whole.sentence_embeddings(&texts).unwrap();
+        let b = broadcast.sentence_embeddings(&texts).unwrap();
+        for i in 0..texts.len() {
+            let c = cosine(a.row(i), b.row(i));
+            assert!(c > 0.99999, "{name} text {i}: cosine {c}");
+        }
+    }
+}
+
+/// Half precision (`encoder.precision`): the vectors stay close to f32's and differ from them
+/// (the option is applied); int8 with half precision is refused.
+#[test]
+fn half_precision_stays_close_to_f32() {
+    let texts = texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for name in ["tiny-bert", "tiny-mpnet"] {
+        let dir = fixture(name);
+        let f32s = load(&dir).sentence_embeddings(&texts).unwrap();
+        for precision in [Precision::F16, Precision::Bf16] {
+            let half = load(&dir)
+                .with_precision(precision)
+                .with_shapes(ShapePolicy::Buckets)
+                .with_full_bias(false)
+                .sentence_embeddings(&texts)
+                .unwrap();
+            let mut worst: f64 = 1.0;
+            for i in 0..texts.len() {
+                worst = worst.min(cosine(f32s.row(i), half.row(i)));
+                assert!(half.row(i).iter().all(|x| x.is_finite()), "{name} {i}");
+            }
+            eprintln!(
+                "{name} {}: worst cosine to f32 {worst:.6}",
+                precision.name()
+            );
+            assert!(
+                worst > 0.99,
+                "{name} {}: worst cosine {worst}",
+                precision.name()
+            );
+            assert_ne!(half.data, f32s.data, "{name}: precision not applied");
+        }
+    }
+    let options = epimine::encoder::EncoderOptions {
+        int8: true,
+        precision: Precision::F16,
+        ..Default::default()
+    };
+    let err = load(&fixture("tiny-bert"))
+        .with_options(&options)
+        .unwrap_err();
+    assert!(err.to_string().contains("int8"), "{err}");
+}
