@@ -220,3 +220,69 @@ fn half_precision_stays_close_to_f32() {
         .unwrap_err();
     assert!(err.to_string().contains("int8"), "{err}");
 }
+
+/// `epimine run` with bucketed shapes and the warm-up (the CUDA defaults, set here on the CPU):
+/// the same bytes for 1 and 2 workers, the warm-up logged with its shapes, no worker meeting a
+/// shape beyond them, and outputs that differ from exact shapes' only by rounding (the run
+/// completes every event either way).
+#[test]
+fn a_bucketed_run_is_the_same_for_any_layout_and_meets_only_warmed_shapes() {
+    use util::*;
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 70);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let run = |name: &str, workers: &str| {
+        let out = dir.path().join(name);
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args([
+                "run",
+                "--corpus",
+                s(&corpus),
+                "--background",
+                s(&bg),
+                "--out",
+                s(&out),
+                "--model",
+                &model,
+                "-w",
+                workers,
+                "--set",
+                "encoder.shapes=\"buckets\"",
+                "--set",
+                "encoder.warmup=true",
+                "--set",
+                "encoder.batch_size=8",
+            ])
+            .env("RUST_LOG", "epimine=debug")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert!(output.status.success(), "{stderr}");
+        (out, stderr)
+    };
+    let (one, log_one) = run("one", "1");
+    let (two, log_two) = run("two", "2");
+    for f in OUTPUTS {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f}: 1 vs 2 workers"
+        );
+    }
+    for log in [&log_one, &log_two] {
+        assert!(
+            log.contains("encoder warm-up: 2 shape(s) [[8, 16], [8, 24]]"),
+            "{log}"
+        );
+        // Every worker met the 2 warmed shapes and no other.
+        for line in log.lines().filter(|l| l.contains("batch shapes met")) {
+            assert!(line.contains("batch shapes met: 2 "), "{line}");
+        }
+        assert!(log.contains("batch shapes met"), "{log}");
+    }
+    let job = std::fs::read_to_string(one.join("job.toml")).unwrap();
+    assert!(
+        job.contains("shapes = \"buckets\"") && job.contains("warmup = true"),
+        "{job}"
+    );
+}
