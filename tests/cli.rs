@@ -177,3 +177,48 @@ fn a_label_id_not_in_episodes_tsv_is_warned_about_with_file_and_line() {
     );
     assert!(!stderr.contains("label id 0"), "{stderr}");
 }
+
+#[test]
+fn a_missing_file_says_its_cause_once() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let missing_bg = dir.path().join("no-such-background.txt");
+    let missing_job = dir.path().join("no-such-job.toml");
+    let runs: [Vec<&str>; 2] = [
+        vec![
+            "stats",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&missing_bg),
+            "--out",
+            s(dir.path()),
+            "--no-vectors",
+        ],
+        vec!["run", s(&missing_job)],
+    ];
+    for args in runs {
+        let out = epimine(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        let error = stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("no error line: {stderr}"));
+        assert_eq!(
+            error.matches("No such file or directory").count(),
+            1,
+            "the cause should be said once: {error}"
+        );
+        assert_eq!(error.matches("os error 2").count(), 1, "{error}");
+    }
+}
