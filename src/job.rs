@@ -245,6 +245,17 @@ impl Job {
                 file: "job".into(),
                 message: format!("episodes.density: {e}"),
             })?;
+        for (key, value) in [
+            ("cluster.workers", self.cluster.workers),
+            ("encoder.batch_size", self.encoder.batch_size),
+        ] {
+            if value == 0 {
+                return Err(JobError::Parse {
+                    file: "job".into(),
+                    message: format!("{key} = 0: must be at least 1"),
+                });
+            }
+        }
         if self.encoder.int8 && cfg!(feature = "cuda") {
             return Err(JobError::Parse {
                 file: "job".into(),

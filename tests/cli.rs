@@ -222,3 +222,81 @@ fn a_missing_file_says_its_cause_once() {
         assert_eq!(error.matches("os error 2").count(), 1, "{error}");
     }
 }
+
+#[test]
+fn values_that_make_no_sense_are_refused() {
+    let dir = scratch();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        let result = epimine(&args);
+        assert!(!result.status.success(), "{args:?} was accepted");
+        String::from_utf8_lossy(&result.stderr).into_owned()
+    };
+    let err = run(&["-w", "0"]);
+    assert!(err.contains("at least 1"), "{err}");
+    let err = run(&["--set", "encoder.batch_size=0"]);
+    assert!(err.contains("encoder.batch_size = 0"), "{err}");
+    let err = run(&["--set", "llm.trials=0"]);
+    assert!(err.contains("llm.trials"), "{err}");
+    let err = run(&["--set", "cluster.workers=0"]);
+    assert!(err.contains("cluster.workers = 0"), "{err}");
+    assert!(!out.exists(), "a refused job left {}", out.display());
+    for args in [
+        vec!["encode", "--input", "x", "--out", "y", "--batch-size", "0"],
+        vec![
+            "stats",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            "o",
+            "-w",
+            "0",
+        ],
+    ] {
+        let result = epimine(&args);
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(
+            !result.status.success() && err.contains("at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+
+    // A hostfile line without a port names the file and the line, not a port in use.
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, "localhost:2101\nlocalhost\n").unwrap();
+    let result = epimine(&[
+        "stats",
+        "--corpus",
+        "c",
+        "--background",
+        "b",
+        "--out",
+        s(&out),
+        "--no-vectors",
+        "-n",
+        "2",
+        "-p",
+        "0",
+        "-H",
+        s(&hosts),
+    ]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: `localhost` has no port", hosts.display())),
+        "{err}"
+    );
+    assert!(!err.contains("in use"), "{err}");
+}
