@@ -339,10 +339,23 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    // The output folders this command would create: a command that fails leaves none of them
+    // behind (those it wrote into stay, with what it wrote).
+    let out = match &cli.command {
+        Command::Import(args) => Some(args.out.as_str()),
+        Command::Run(args) => args.out.as_deref(),
+        Command::Stats(args) => Some(args.out.as_str()),
+        Command::Synth(args) => Some(args.out.as_str()),
+        _ => None,
+    };
+    let created = out
+        .map(epimine::storage::new_local_folders)
+        .unwrap_or_default();
     match runtime.block_on(run(cli)) {
         Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),
         Err(e) => {
+            epimine::storage::remove_empty_folders(&created);
             eprintln!("error: {}", one_line(&e));
             std::process::ExitCode::FAILURE
         }

@@ -300,3 +300,55 @@ fn values_that_make_no_sense_are_refused() {
     );
     assert!(!err.contains("in use"), "{err}");
 }
+
+#[test]
+fn a_command_that_fails_leaves_nothing_new_behind() {
+    let dir = scratch();
+    // An import that finds no event: no --out folder (nor the folders above it).
+    let empty = dir.path().join("empty-dataset");
+    std::fs::create_dir(&empty).unwrap();
+    let out = dir.path().join("new/corpus");
+    let result = epimine(&["import", s(&empty), "--out", s(&out)]);
+    assert!(!result.status.success());
+    assert!(
+        !dir.path().join("new").exists(),
+        "a failed import left its --out"
+    );
+    // The same with --articles.
+    let articles = dir.path().join("none.jsonl");
+    std::fs::write(&articles, "").unwrap();
+    let result = epimine(&["import", "--articles", s(&articles), "--out", s(&out)]);
+    assert!(!result.status.success());
+    assert!(
+        !dir.path().join("new").exists(),
+        "a failed import left its --out"
+    );
+
+    // A run that fails its checks: no job.toml in an existing --out, no new --out.
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let existing = dir.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    for run_out in [&existing, &dir.path().join("new-run")] {
+        let result = epimine(&[
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&dir.path().join("no-such-background.txt")),
+            "--out",
+            s(run_out),
+        ]);
+        assert!(!result.status.success());
+        assert!(files_in(run_out).is_empty(), "{:?}", files_in(run_out));
+    }
+    assert!(!dir.path().join("new-run").exists());
+}

@@ -205,12 +205,41 @@ fn check_inputs(
     Ok((bg, ModelDirs { words, sentence }))
 }
 
+/// What a run needs before any work, all checked before anything is written.
+struct Inputs {
+    bg: background::Background,
+    models: ModelDirs,
+    llm_client: Option<Arc<llm_api::Client>>,
+}
+
+/// The LLM's key (read by the process that will use it, worker 0's) and every input
+/// ([`check_inputs`]).
+fn prepare(
+    job: &Job,
+    runtime: &tokio::runtime::Runtime,
+    terms_only: bool,
+    cluster: &Cluster,
+) -> Result<Inputs, RunError> {
+    let llm_client = if job.llm.enabled() && cluster.process == 0 && !terms_only {
+        let key = job.llm.api_key()?;
+        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
+    } else {
+        None
+    };
+    let (bg, models) = check_inputs(job, runtime)?;
+    Ok(Inputs {
+        bg,
+        models,
+        llm_client,
+    })
+}
+
 /// The statistics dataflow, then the per-event stages on the workers owning the events
 /// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
 /// written). `None` outside process 0.
 fn distributed(
     job: &Job,
-    runtime: &tokio::runtime::Runtime,
+    inputs: Inputs,
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
@@ -223,19 +252,14 @@ fn distributed(
             seconds: started.elapsed().as_secs_f64(),
         })
     };
-    let writer = cluster.process == 0;
+    let Inputs {
+        bg,
+        models,
+        llm_client,
+    } = inputs;
 
-    // The LLM's key is read before any work, by the process that will use it (worker 0's).
-    let llm_client = if job.llm.enabled() && writer && !terms_only {
-        let key = job.llm.api_key()?;
-        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
-    } else {
-        None
-    };
-
-    // Every input, then the statistics dataflow.
+    // The statistics dataflow.
     let started = Instant::now();
-    let (bg, models) = check_inputs(job, runtime)?;
     fault("statistics", 1);
     let stage = Stage::start("statistics dataflow");
     // Each event's terms on one worker (never all of them in one process), sent on to the
@@ -316,6 +340,8 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     // The layout (flags, job, launcher) and this process's address, before any work.
     let cluster = job.cluster.resolve()?;
     cluster.preflight()?;
+    // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
+    let inputs = prepare(job, &runtime, false, &cluster)?;
 
     // `--out` before any work: writable, ours; un-committed while this run works.
     let out_error = |reason: String| RunError::Out {
@@ -349,7 +375,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         mut stages,
     }) = distributed(
         job,
-        &runtime,
+        inputs,
         false,
         Some(out.clone()),
         options.fresh,
@@ -512,7 +538,8 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .map_err(|e| RunError::Model(e.to_string()))?;
     let cluster = job.cluster.resolve()?;
     cluster.preflight()?;
-    let Some(done) = distributed(job, &runtime, true, None, false, &cluster)? else {
+    let inputs = prepare(job, &runtime, true, &cluster)?;
+    let Some(done) = distributed(job, inputs, true, None, false, &cluster)? else {
         return Ok(None);
     };
     let mut output = stats::StatsOutput::default();
