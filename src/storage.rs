@@ -342,6 +342,23 @@ impl Location {
         self.kind
     }
 
+    /// The local folder, for a local location.
+    pub fn local_path(&self) -> Option<std::path::PathBuf> {
+        if self.kind != StoreKind::Local {
+            return None;
+        }
+        if self.display.starts_with("file://") {
+            return url::Url::parse(&self.display)
+                .ok()
+                .and_then(|u| u.to_file_path().ok());
+        }
+        Some(std::path::PathBuf::from(if self.display.is_empty() {
+            "/"
+        } else {
+            &self.display
+        }))
+    }
+
     /// The location as the user wrote it (no trailing slash).
     pub fn display(&self) -> &str {
         &self.display

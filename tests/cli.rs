@@ -352,3 +352,73 @@ fn a_command_that_fails_leaves_nothing_new_behind() {
     }
     assert!(!dir.path().join("new-run").exists());
 }
+
+#[test]
+fn import_says_what_it_skipped_stripped_and_cut() {
+    let root = scratch();
+    let event = root.path().join("theme_a/event_a");
+    std::fs::create_dir_all(&event).unwrap();
+    // A bell and an escape sequence (valid UTF-8 control characters) in the text.
+    std::fs::write(
+        event.join("segments.txt"),
+        "One\u{7} bell.\nTwo \u{1b}[1mbold.\n\nThree.\n",
+    )
+    .unwrap();
+    // An empty event folder and one with no segments.txt, beside the good one.
+    std::fs::create_dir_all(root.path().join("theme_a/event_empty")).unwrap();
+    std::fs::create_dir_all(root.path().join("theme_a/event_notes")).unwrap();
+    std::fs::write(root.path().join("theme_a/event_notes/notes.txt"), "x").unwrap();
+    let out = root.path().join("corpus");
+    let result = epimine(&["import", s(root.path()), "--out", s(&out)]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    for folder in ["event_empty", "event_notes"] {
+        assert!(
+            stderr.contains(&format!("theme_a/{folder}: no segments.txt")),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("event_a/segments.txt:1: removed 2 control character(s)"),
+        "{stderr}"
+    );
+    let texts: Vec<String> = read_segments(&out).into_iter().map(|s| s.text).collect();
+    assert_eq!(texts, ["One bell.", "Two [1mbold.", "Three."]);
+
+    // An article with no sentence break: cut into segments of at most MAX_SEGMENT_CHARS.
+    let long = vec!["word"; 3_000].join(" ");
+    let articles = root.path().join("a.jsonl");
+    std::fs::write(
+        &articles,
+        serde_json::json!({"key_event": "e", "id": "1", "text": format!("{long}\u{0}")})
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let out = root.path().join("corpus-articles");
+    let result = epimine(&["import", "--articles", s(&articles), "--out", s(&out)]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let max = epimine::segment::MAX_SEGMENT_CHARS;
+    assert!(
+        stderr.contains(&format!("longer than {max} characters")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("removed 1 control character(s)"),
+        "{stderr}"
+    );
+    let segs = read_segments(&out);
+    assert!(segs.len() >= 7, "{}", segs.len());
+    assert!(segs.iter().all(|s| s.text.chars().count() <= max));
+}
+
+fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
+    block_on(async {
+        epimine::storage::Location::parse(s(corpus), false)
+            .unwrap()
+            .read_table::<epimine::tables::Segment>()
+            .await
+            .unwrap()
+    })
+}
