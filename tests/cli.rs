@@ -422,3 +422,61 @@ fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
             .unwrap()
     })
 }
+
+#[test]
+fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, format!("127.0.0.1:{port}\n127.0.0.1:1\n")).unwrap();
+    // Process 1 never starts: process 0 says whom it waits for, then gives up.
+    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args([
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&corpus.join("background.txt")),
+            "--out",
+            s(&dir.path().join("out")),
+            "--model",
+            &tiny_model(),
+            "-n",
+            "2",
+            "-p",
+            "0",
+            "-H",
+            s(&hosts),
+            "--set",
+            "cluster.startup_timeout=6",
+        ])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "stdout: {stdout}");
+    assert!(
+        stderr.contains("process 0 of 2: waiting for process 1 (127.0.0.1:1) to connect"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not every other process connected within 6 s; waited for process 1"),
+        "{stderr}"
+    );
+}
