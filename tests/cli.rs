@@ -480,3 +480,56 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_logs_its_progress_over_every_worker() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "3",
+        "--docs-per-event",
+        "8",
+        "--out",
+        s(&corpus),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args([
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&corpus.join("background.txt")),
+            "--out",
+            s(&dir.path().join("out")),
+            "--model",
+            &tiny_model(),
+            "-w",
+            "2",
+        ])
+        .env("RUST_LOG", "info")
+        .env("EPIMINE_PROGRESS_SECS", "0.01")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The whole run's events (both workers'), and the encoding, counted at the end…
+    assert!(
+        stderr.contains("events (2 worker(s), 1 wave(s)): 3 of 3"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("encoding units (2 worker(s)): 3 of 3"),
+        "{stderr}"
+    );
+    // …and while they run, a line every EPIMINE_PROGRESS_SECS (here 10 ms) on a log that is
+    // not a terminal.
+    assert!(
+        stderr.contains("events (2 worker(s), 1 wave(s)): ")
+            && stderr
+                .lines()
+                .any(|l| l.contains("events (2 worker(s), 1 wave(s)): ") && l.contains('/')),
+        "{stderr}"
+    );
+}

@@ -157,6 +157,58 @@ pub(super) struct Shared {
     llm: Option<Arc<llm_api::Client>>,
     /// What went wrong on some worker.
     errors: Mutex<Vec<String>>,
+    /// The progress of this process's workers, together.
+    progress: Progress,
+}
+
+/// The progress of the per-event stages, counted over every worker of this process: one bar
+/// (or periodic log line) for the encoding units, one for the events.
+pub(super) struct Progress {
+    /// The workers counted, e.g. `2 worker(s)` or `2 worker(s) of process 1 of 3`.
+    workers: String,
+    encoding: std::sync::OnceLock<crate::progress::Bar>,
+    events: std::sync::OnceLock<crate::progress::Bar>,
+}
+
+impl Progress {
+    fn new(cluster: &Cluster) -> Self {
+        let workers = if cluster.processes > 1 {
+            format!(
+                "{} worker(s) of process {} of {}",
+                cluster.workers, cluster.process, cluster.processes
+            )
+        } else {
+            format!("{} worker(s)", cluster.workers)
+        };
+        Self {
+            workers,
+            encoding: std::sync::OnceLock::new(),
+            events: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The bar of the events (this process's), created by the first worker to ask.
+    pub(super) fn events(&self, waves: usize) -> &crate::progress::Bar {
+        self.events.get_or_init(|| {
+            crate::progress::Bar::start(&format!("events ({}, {waves} wave(s))", self.workers), 0)
+        })
+    }
+
+    /// The bar of the encoding units (this process's), created by the first worker to ask.
+    pub(super) fn encoding(&self) -> &crate::progress::Bar {
+        self.encoding.get_or_init(|| {
+            crate::progress::Bar::start(&format!("encoding units ({})", self.workers), 0)
+        })
+    }
+
+    fn finish(&self) {
+        for bar in [self.encoding.get(), self.events.get()]
+            .into_iter()
+            .flatten()
+        {
+            bar.finish();
+        }
+    }
 }
 
 /// The model folders of a run: the word model (which also makes the sentence embeddings unless
@@ -303,11 +355,14 @@ fn distributed(
         checkpoints_written: AtomicUsize::new(0),
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
+        progress: Progress::new(cluster),
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::cluster::execute(cluster, move |worker| {
         event::event_worker(worker, &worker_shared)
-    })?;
+    });
+    shared.progress.finish();
+    let results = results?;
     let gathered = results.into_iter().flatten().next();
     if let Some(e) = shared.errors.lock().expect("error list").first() {
         return Err(RunError::Workers(e.clone()));
