@@ -167,8 +167,8 @@ pub struct EventFiles {
 }
 
 /// The lines of a text file with their 1-based numbers; a `\r` before `\n` and a leading BOM
-/// are dropped; invalid UTF-8 is an error naming the line; control characters other than tab
-/// are removed ([`crate::segment::strip_controls`]), with a warning naming the file, how many,
+/// are dropped; invalid UTF-8 is an error naming the line; C0 control characters other than
+/// tab, and DEL, are removed ([`crate::segment::strip_controls`]), with a warning naming the file, how many,
 /// and the first line.
 fn lines<'a>(
     file: &str,
