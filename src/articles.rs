@@ -888,6 +888,20 @@ fn cut_articles(
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event(&texts, &config.segment);
     summary.boilerplate = cut.boilerplate_dropped;
+    if cut.controls_stripped > 0 {
+        tracing::warn!(
+            "key event `{key_event}`: removed {} control character(s) from the articles' text",
+            cut.controls_stripped
+        );
+    }
+    if cut.long_cut > 0 {
+        tracing::warn!(
+            "key event `{key_event}`: {} piece(s) with no sentence break were longer than {} \
+             characters, cut there into several segments",
+            cut.long_cut,
+            segment::MAX_SEGMENT_CHARS
+        );
+    }
     let mut segments = Vec::new();
     let mut doc_id = 0u32;
     for (a, segs) in kept.iter().zip(cut.segments) {

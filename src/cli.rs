@@ -107,7 +107,7 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Args)]
 pub struct OptionalTimelyArgs {
     /// Worker threads per process.
-    #[arg(short = 'w', long = "workers")]
+    #[arg(short = 'w', long = "workers", value_parser = at_least_one)]
     pub workers: Option<usize>,
     /// Number of processes (default: the launcher's task count, else 1).
     #[arg(short = 'n', long = "processes")]
@@ -222,7 +222,7 @@ pub struct KmeansArgs {
 #[derive(Debug, Clone, Args)]
 pub struct TimelyArgs {
     /// Worker threads per process.
-    #[arg(short = 'w', long = "workers", default_value_t = 1)]
+    #[arg(short = 'w', long = "workers", default_value_t = 1, value_parser = at_least_one)]
     pub workers: usize,
     /// Number of processes (default: the launcher's task count, else 1).
     #[arg(short = 'n', long = "processes")]
@@ -425,7 +425,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 30)]
     pub docs_per_event: usize,
     /// Worker threads.
-    #[arg(short = 'w', long = "workers", default_value_t = 2)]
+    #[arg(short = 'w', long = "workers", default_value_t = 2, value_parser = at_least_one)]
     pub workers: usize,
 }
 
@@ -458,7 +458,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub layer: Option<usize>,
     /// Sequences per forward pass (default: 32 on the CPU, 128 in a CUDA build).
-    #[arg(long, default_value_t = crate::encoder::DEFAULT_BATCH_SIZE)]
+    #[arg(long, default_value_t = crate::encoder::DEFAULT_BATCH_SIZE, value_parser = at_least_one)]
     pub batch_size: usize,
     /// Run the transformer's linear layers in int8 (dynamic quantization; CPU only): faster,
     /// and the vectors move a little (cosine ≈ 0.9995 to the f32 ones).
@@ -510,4 +510,14 @@ pub struct FetchArgs {
     /// The model cache (default: $EPIMINE_MODELS, else ~/.cache/epimine/models).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+}
+
+/// A count that must be at least 1 (worker threads, batch sizes): 0 is refused rather than
+/// quietly run as 1.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }

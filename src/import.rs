@@ -16,7 +16,7 @@
 //! inside the dataset folder, names the theme. Everything is parsed and checked before anything
 //! is written.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::storage::{Location, StorageError};
 use crate::tables::{GoldEpisode, Label, Segment};
@@ -167,10 +167,17 @@ pub struct EventFiles {
 }
 
 /// The lines of a text file with their 1-based numbers; a `\r` before `\n` and a leading BOM
-/// are dropped; invalid UTF-8 is an error naming the line.
-fn lines<'a>(file: &str, data: &'a [u8]) -> Result<Vec<(usize, &'a str)>, ImportError> {
+/// are dropped; invalid UTF-8 is an error naming the line; C0 control characters other than
+/// tab, and DEL, are removed ([`crate::segment::strip_controls`]), with a warning naming the file, how many,
+/// and the first line.
+fn lines<'a>(
+    file: &str,
+    data: &'a [u8],
+) -> Result<Vec<(usize, std::borrow::Cow<'a, str>)>, ImportError> {
     let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let mut out = Vec::new();
+    let mut stripped = 0;
+    let mut first_line = 0;
     let mut pieces = data.split(|&b| b == b'\n').peekable();
     let mut number = 0;
     while let Some(raw) = pieces.next() {
@@ -183,7 +190,18 @@ fn lines<'a>(file: &str, data: &'a [u8]) -> Result<Vec<(usize, &'a str)>, Import
             file: file.to_string(),
             line: number,
         })?;
+        let (text, n) = crate::segment::strip_controls(text);
+        if n > 0 && stripped == 0 {
+            first_line = number;
+        }
+        stripped += n;
         out.push((number, text));
+    }
+    if stripped > 0 {
+        tracing::warn!(
+            "{file}:{first_line}: removed {stripped} control character(s) from this file (the \
+             first on this line)"
+        );
     }
     Ok(out)
 }
@@ -263,7 +281,7 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
             if text.trim().is_empty() {
                 continue;
             }
-            dates.push(parse_date(text).ok_or_else(|| ImportError::BadDate {
+            dates.push(parse_date(&text).ok_or_else(|| ImportError::BadDate {
                 file: file.clone(),
                 line,
                 text: text.to_string(),
@@ -503,7 +521,72 @@ pub async fn read_event_files(src: &Location) -> Result<Vec<EventFiles>, ImportE
             dir: src.display().to_string(),
         });
     }
+    for folder in skipped_folders(src, &names) {
+        tracing::warn!(
+            "{}: no {SEGMENTS_FILE} in this folder beside the events; skipped",
+            src.display_child(&folder)
+        );
+    }
     Ok(events.into_values().collect())
+}
+
+/// The folders beside event folders (in the same theme folder) that hold no `segments.txt`:
+/// empty ones (local folders only: an object store has no empty folders) and ones with other
+/// files. Hidden folders (`.git`, …) are left out.
+fn skipped_folders(src: &Location, names: &[String]) -> BTreeSet<String> {
+    let event_dirs: BTreeSet<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_suffix(SEGMENTS_FILE))
+        .filter_map(|d| d.strip_suffix('/'))
+        .filter(|d| !d.is_empty())
+        .collect();
+    // The folders that hold events ("" for the dataset folder itself).
+    let parents: BTreeSet<&str> = event_dirs
+        .iter()
+        .map(|d| d.rsplit_once('/').map_or("", |(p, _)| p))
+        .collect();
+    let child = |parent: &str, name: &str| {
+        if parent.is_empty() {
+            name.to_string()
+        } else {
+            format!("{parent}/{name}")
+        }
+    };
+    let mut skipped = BTreeSet::new();
+    let mut consider = |parent: &str, name: &str| {
+        let dir = child(parent, name);
+        let has_events = event_dirs
+            .iter()
+            .any(|d| *d == dir || d.starts_with(&format!("{dir}/")));
+        if !name.starts_with('.') && !has_events {
+            skipped.insert(dir);
+        }
+    };
+    for parent in &parents {
+        let prefix = if parent.is_empty() {
+            String::new()
+        } else {
+            format!("{parent}/")
+        };
+        for name in names {
+            if let Some((folder, _)) = name
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.split_once('/'))
+            {
+                consider(parent, folder);
+            }
+        }
+        if let Some(root) = src.local_path() {
+            if let Ok(entries) = std::fs::read_dir(root.join(parent)) {
+                for entry in entries.flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        consider(parent, &entry.file_name().to_string_lossy());
+                    }
+                }
+            }
+        }
+    }
+    skipped
 }
 
 /// Parses every event of a dataset folder.

@@ -283,6 +283,17 @@ impl Job {
                 file: "job".into(),
                 message: format!("episodes.density: {e}"),
             })?;
+        for (key, value) in [
+            ("cluster.workers", self.cluster.workers),
+            ("encoder.batch_size", self.encoder.batch_size),
+        ] {
+            if value == 0 {
+                return Err(JobError::Parse {
+                    file: "job".into(),
+                    message: format!("{key} = 0: must be at least 1"),
+                });
+            }
+        }
         self.encoder
             .options()
             .validate()
@@ -357,7 +368,7 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{extra}: {err}");
         };
-        refused("batch_size = 0\n", "batch_size must be at least 1");
+        refused("batch_size = 0\n", "must be at least 1");
         refused("shapes = \"exact\"\nwarmup = true\n", "warmup needs");
         refused(
             "int8 = true\nprecision = \"f16\"\n",

@@ -353,12 +353,44 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    // The output folders this command would create: a command that fails leaves none of them
+    // behind (those it wrote into stay, with what it wrote).
+    let out = match &cli.command {
+        Command::Import(args) => Some(args.out.as_str()),
+        Command::Run(args) => args.out.as_deref(),
+        Command::Stats(args) => Some(args.out.as_str()),
+        Command::Synth(args) => Some(args.out.as_str()),
+        _ => None,
+    };
+    let created = out
+        .map(epimine::storage::new_local_folders)
+        .unwrap_or_default();
     match runtime.block_on(run(cli)) {
         Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            epimine::storage::remove_empty_folders(&created);
+            eprintln!("error: {}", one_line(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes as one line, each cause said once: the library's errors already
+/// name their cause in their own text (with the cause a user can act on first), so a source
+/// whose text is already in the line is left out, as are empty ones.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let text = text.trim().trim_end_matches(':').trim_end();
+        if text.is_empty() || line.contains(text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(text);
+    }
+    line
 }

@@ -1,9 +1,12 @@
-//! Progress of long work: a spinner per stage on a terminal, plain log lines otherwise.
+//! Progress of long work: a spinner or bar per stage on a terminal, plain log lines otherwise
+//! (a counted stage logs where it stands every few seconds).
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 /// One running stage. Finishing (or dropping) it logs how long it took.
 pub struct Stage {
@@ -17,7 +20,7 @@ impl Stage {
     /// Starts a stage named `name`.
     pub fn start(name: &str) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new_spinner();
+            let bar = multi().add(ProgressBar::new_spinner());
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
                     .expect("a valid template"),
@@ -66,21 +69,67 @@ impl Drop for Stage {
     }
 }
 
-/// A counted stage (e.g. events done of all): a bar on a terminal, a log line per step
-/// otherwise.
-pub struct Bar {
+/// How often a [`Bar`] logs where it stands when stderr is not a terminal (seconds;
+/// `EPIMINE_PROGRESS_SECS` overrides it).
+pub const LOG_EVERY_SECS: f64 = 5.0;
+
+fn log_every() -> Duration {
+    let secs = std::env::var("EPIMINE_PROGRESS_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(LOG_EVERY_SECS);
+    Duration::from_secs_f64(secs)
+}
+
+/// Every bar and spinner on a terminal, drawn together (several workers' bars at once).
+fn multi() -> &'static MultiProgress {
+    static MULTI: OnceLock<MultiProgress> = OnceLock::new();
+    MULTI.get_or_init(MultiProgress::new)
+}
+
+/// What a [`Bar`] counts, shared with its log ticker.
+struct Counts {
     name: String,
-    bar: Option<ProgressBar>,
-    total: u64,
-    done: std::cell::Cell<u64>,
+    total: AtomicU64,
+    done: AtomicU64,
     started: Instant,
+}
+
+impl Counts {
+    fn line(&self) -> String {
+        format!(
+            "{}: {}/{} ({:.0} s)",
+            self.name,
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+            self.started.elapsed().as_secs_f64()
+        )
+    }
+}
+
+/// A counted stage (e.g. events done of all): a bar on a terminal, otherwise a log line every
+/// few seconds ([`LOG_EVERY_SECS`]) while it runs and one at the end. It may be shared by the
+/// worker threads of a process (each adds its share with [`Bar::add_total`]).
+pub struct Bar {
+    counts: Arc<Counts>,
+    bar: Option<ProgressBar>,
+    /// Dropped at the end, which stops the log ticker.
+    ticker: Mutex<Option<mpsc::Sender<()>>>,
+    finished: AtomicBool,
 }
 
 impl Bar {
     /// Starts a bar of `total` steps.
     pub fn start(name: &str, total: u64) -> Self {
+        let counts = Arc::new(Counts {
+            name: name.to_string(),
+            total: AtomicU64::new(total),
+            done: AtomicU64::new(0),
+            started: Instant::now(),
+        });
         let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(total);
+            let bar = multi().add(ProgressBar::new(total));
             bar.set_style(
                 ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} [{elapsed}]")
                     .expect("a valid template")
@@ -89,12 +138,38 @@ impl Bar {
             bar.set_prefix(name.to_string());
             bar
         });
+        let ticker = if bar.is_none() {
+            let (stop, stopped) = mpsc::channel::<()>();
+            let every = log_every();
+            let shared = Arc::clone(&counts);
+            let spawned = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                        // Nothing in hand (every step counted so far is done): no line.
+                        let total = shared.total.load(Ordering::Relaxed);
+                        if total == 0 || shared.done.load(Ordering::Relaxed) < total {
+                            tracing::info!("{}", shared.line());
+                        }
+                    }
+                });
+            spawned.ok().map(|_| stop)
+        } else {
+            None
+        };
         Self {
-            name: name.to_string(),
+            counts,
             bar,
-            total,
-            done: std::cell::Cell::new(0),
-            started: Instant::now(),
+            ticker: Mutex::new(ticker),
+            finished: AtomicBool::new(false),
+        }
+    }
+
+    /// `n` more steps to do (a worker adding its share).
+    pub fn add_total(&self, n: u64) {
+        self.counts.total.fetch_add(n, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            bar.inc_length(n);
         }
     }
 
@@ -102,7 +177,7 @@ impl Bar {
     pub fn set_message(&self, message: &str) {
         match &self.bar {
             Some(bar) => bar.set_message(message.to_string()),
-            None => tracing::debug!("{}: {message}", self.name),
+            None => tracing::debug!("{}: {message}", self.counts.name),
         }
     }
 
@@ -116,24 +191,29 @@ impl Bar {
         if n == 0 {
             return;
         }
-        self.done.set(self.done.get() + n);
-        match &self.bar {
-            Some(bar) => bar.inc(n),
-            None => tracing::info!("{}: {}/{}", self.name, self.done.get(), self.total),
+        self.counts.done.fetch_add(n, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            bar.inc(n);
         }
     }
 
-    /// Ends the bar.
-    pub fn finish(self) {
+    /// Ends the bar (once; later calls do nothing).
+    pub fn finish(&self) {
+        if self.finished.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut ticker) = self.ticker.lock() {
+            ticker.take();
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
         tracing::info!(
             "{}: {} of {} ({:.1} s)",
-            self.name,
-            self.done.get(),
-            self.total,
-            self.started.elapsed().as_secs_f64()
+            self.counts.name,
+            self.counts.done.load(Ordering::Relaxed),
+            self.counts.total.load(Ordering::Relaxed),
+            self.counts.started.elapsed().as_secs_f64()
         );
     }
 }

@@ -14,6 +14,12 @@
 //!    next sentence would pass `target_chars` and it already holds one).
 //! 4. A piece shorter than `min_chars` is merged with the next piece of the article (the last
 //!    one with the previous), so that no segment is a stray fragment.
+//! 5. A piece still longer than [`MAX_SEGMENT_CHARS`] (a "sentence" with no sentence break, e.g.
+//!    a table or a run-on text) is cut at the last space before that length (or at the length
+//!    itself where there is no space), and the import warns how many were cut.
+//!
+//! Before all this, C0 control characters (NUL, BEL, ESC, …) other than tab, line feed and
+//! carriage return, and DEL, are removed ([`strip_controls`]); the import says how many.
 //!
 //! The development set's segments have a median of ~290 characters (10% under ~135, 90% under
 //! ~540); the defaults aim there: pieces packed up to 360 characters have a median of ~290 on its
@@ -23,6 +29,47 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
+
+/// The longest segment (characters): a longer piece is cut at its last space before this
+/// length. The encoders read at most a few hundred tokens (~1,000 characters) of a segment, so
+/// nothing they would read is lost.
+pub const MAX_SEGMENT_CHARS: usize = 2_000;
+
+/// `text` without its C0 control characters (U+0000–U+001F) other than tab, line feed and
+/// carriage return, and without DEL (U+007F), and how many were removed. The C1 codes
+/// (U+0080–U+009F) stay: the benchmark's texts carry Windows-1252 punctuation read as Latin-1
+/// there (U+0092 for an apostrophe), and removing it would change their words.
+pub fn strip_controls(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    let unwanted = |c: char| c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r');
+    let n = text.chars().filter(|&c| unwanted(c)).count();
+    if n == 0 {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    (text.chars().filter(|&c| !unwanted(c)).collect(), n)
+}
+
+/// Cuts `piece` into parts of at most [`MAX_SEGMENT_CHARS`] characters, each at the last space
+/// before that length (at the length where there is none), onto `out`. Returns whether it was
+/// cut.
+fn cut_long(piece: String, out: &mut Vec<String>) -> bool {
+    if piece.char_indices().nth(MAX_SEGMENT_CHARS).is_none() {
+        out.push(piece);
+        return false;
+    }
+    let mut rest = piece.as_str();
+    while let Some((limit, _)) = rest.char_indices().nth(MAX_SEGMENT_CHARS) {
+        let at = match rest[..limit].rfind(' ') {
+            Some(space) if space > 0 => space,
+            _ => limit,
+        };
+        out.push(rest[..at].trim_end().to_string());
+        rest = rest[at..].trim_start();
+    }
+    if !rest.is_empty() {
+        out.push(rest.to_string());
+    }
+    true
+}
 
 /// How articles are cut.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,6 +180,11 @@ fn pack(paragraph: &str, config: &SegmentConfig) -> Vec<String> {
 
 /// Cuts one article (its paragraphs, boilerplate already removed) into segments.
 pub fn cut(paragraphs: &[String], config: &SegmentConfig) -> Vec<String> {
+    cut_counting(paragraphs, config).0
+}
+
+/// [`cut`], and how many pieces were longer than [`MAX_SEGMENT_CHARS`] (and cut).
+fn cut_counting(paragraphs: &[String], config: &SegmentConfig) -> (Vec<String>, usize) {
     let mut pieces: Vec<String> = Vec::new();
     for p in paragraphs {
         if chars(p) <= config.max_chars {
@@ -165,7 +217,12 @@ pub fn cut(paragraphs: &[String], config: &SegmentConfig) -> Vec<String> {
             None => out.push(carry),
         }
     }
-    out
+    let mut cut = Vec::with_capacity(out.len());
+    let mut long = 0;
+    for piece in out {
+        long += usize::from(cut_long(piece, &mut cut));
+    }
+    (cut, long)
 }
 
 /// What cutting one key event's articles gave.
@@ -178,13 +235,26 @@ pub struct EventCut {
     pub boilerplate_dropped: usize,
     /// Distinct boilerplate paragraphs.
     pub boilerplate_lines: usize,
+    /// Control characters removed ([`strip_controls`]).
+    pub controls_stripped: usize,
+    /// Pieces longer than [`MAX_SEGMENT_CHARS`], cut there.
+    pub long_cut: usize,
 }
 
 /// Cuts one key event's articles (their texts, in article order).
 pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
-    let paras: Vec<Vec<String>> = texts.iter().map(|t| paragraphs(t)).collect();
+    let mut controls_stripped = 0;
+    let paras: Vec<Vec<String>> = texts
+        .iter()
+        .map(|t| {
+            let (clean, n) = strip_controls(t);
+            controls_stripped += n;
+            paragraphs(&clean)
+        })
+        .collect();
     let boiler = boilerplate(&paras, config.boilerplate_min_articles);
     let mut dropped = 0;
+    let mut long_cut = 0;
     let segments = paras
         .into_iter()
         .map(|article| {
@@ -196,13 +266,17 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
                     !b
                 })
                 .collect();
-            cut(&kept, config)
+            let (segments, long) = cut_counting(&kept, config);
+            long_cut += long;
+            segments
         })
         .collect();
     EventCut {
         segments,
         boilerplate_dropped: dropped,
         boilerplate_lines: boiler.len(),
+        controls_stripped,
+        long_cut,
     }
 }
 
@@ -239,5 +313,34 @@ mod tests {
         let cut = cut_event(&[a, b], &config);
         assert_eq!((cut.boilerplate_dropped, cut.boilerplate_lines), (2, 1));
         assert!(cut.segments.iter().flatten().all(|s| !s.contains("Photo")));
+    }
+
+    #[test]
+    fn over_long_pieces_are_cut_and_control_characters_stripped() {
+        // No sentence break in 5,000 words: pieces of at most MAX_SEGMENT_CHARS, cut at spaces.
+        let text = vec!["word"; 5_000].join(" ");
+        let cut = cut_event(&[&text], &SegmentConfig::default());
+        let segs = &cut.segments[0];
+        assert!(segs.len() > 1, "{}", segs.len());
+        assert!(segs.iter().all(|s| s.chars().count() <= MAX_SEGMENT_CHARS));
+        assert!(segs
+            .iter()
+            .all(|s| !s.starts_with(' ') && !s.ends_with(' ')));
+        assert_eq!(segs.join(" "), text);
+        assert_eq!(cut.long_cut, 1);
+        // No space at all: cut at the limit itself.
+        let mut out = Vec::new();
+        assert!(cut_long("x".repeat(MAX_SEGMENT_CHARS * 2 + 1), &mut out));
+        assert_eq!(
+            out.iter().map(|s| s.len()).collect::<Vec<_>>(),
+            [MAX_SEGMENT_CHARS, MAX_SEGMENT_CHARS, 1]
+        );
+        // C0 controls and DEL: gone and counted; tab and newline stay, and so do C1 codes
+        // (the benchmark's Windows-1252 apostrophe, U+0092).
+        let (clean, n) = strip_controls("a\u{0}b\u{1b}[1mc\u{7f}\td\ne\u{92}s");
+        assert_eq!((clean.as_ref(), n), ("ab[1mc\td\ne\u{92}s", 3));
+        let cut = cut_event(&["Bell\u{7} rings.\u{0}"], &SegmentConfig::default());
+        assert_eq!(cut.segments[0], ["Bell rings."]);
+        assert_eq!(cut.controls_stripped, 2);
     }
 }

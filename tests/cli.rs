@@ -177,3 +177,359 @@ fn a_label_id_not_in_episodes_tsv_is_warned_about_with_file_and_line() {
     );
     assert!(!stderr.contains("label id 0"), "{stderr}");
 }
+
+#[test]
+fn a_missing_file_says_its_cause_once() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let missing_bg = dir.path().join("no-such-background.txt");
+    let missing_job = dir.path().join("no-such-job.toml");
+    let runs: [Vec<&str>; 2] = [
+        vec![
+            "stats",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&missing_bg),
+            "--out",
+            s(dir.path()),
+            "--no-vectors",
+        ],
+        vec!["run", s(&missing_job)],
+    ];
+    for args in runs {
+        let out = epimine(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        let error = stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("no error line: {stderr}"));
+        assert_eq!(
+            error.matches("No such file or directory").count(),
+            1,
+            "the cause should be said once: {error}"
+        );
+        assert_eq!(error.matches("os error 2").count(), 1, "{error}");
+    }
+}
+
+#[test]
+fn values_that_make_no_sense_are_refused() {
+    let dir = scratch();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(extra);
+        let result = epimine(&args);
+        assert!(!result.status.success(), "{args:?} was accepted");
+        String::from_utf8_lossy(&result.stderr).into_owned()
+    };
+    let err = run(&["-w", "0"]);
+    assert!(err.contains("at least 1"), "{err}");
+    let err = run(&["--set", "encoder.batch_size=0"]);
+    assert!(err.contains("encoder.batch_size = 0"), "{err}");
+    let err = run(&["--set", "llm.trials=0"]);
+    assert!(err.contains("llm.trials"), "{err}");
+    let err = run(&["--set", "cluster.workers=0"]);
+    assert!(err.contains("cluster.workers = 0"), "{err}");
+    assert!(!out.exists(), "a refused job left {}", out.display());
+    for args in [
+        vec!["encode", "--input", "x", "--out", "y", "--batch-size", "0"],
+        vec![
+            "stats",
+            "--corpus",
+            "c",
+            "--background",
+            "b",
+            "--out",
+            "o",
+            "-w",
+            "0",
+        ],
+    ] {
+        let result = epimine(&args);
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(
+            !result.status.success() && err.contains("at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+
+    // A hostfile line without a port names the file and the line, not a port in use.
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, "localhost:2101\nlocalhost\n").unwrap();
+    let result = epimine(&[
+        "stats",
+        "--corpus",
+        "c",
+        "--background",
+        "b",
+        "--out",
+        s(&out),
+        "--no-vectors",
+        "-n",
+        "2",
+        "-p",
+        "0",
+        "-H",
+        s(&hosts),
+    ]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: `localhost` has no port", hosts.display())),
+        "{err}"
+    );
+    assert!(!err.contains("in use"), "{err}");
+}
+
+#[test]
+fn a_command_that_fails_leaves_nothing_new_behind() {
+    let dir = scratch();
+    // An import that finds no event: no --out folder (nor the folders above it).
+    let empty = dir.path().join("empty-dataset");
+    std::fs::create_dir(&empty).unwrap();
+    let out = dir.path().join("new/corpus");
+    let result = epimine(&["import", s(&empty), "--out", s(&out)]);
+    assert!(!result.status.success());
+    assert!(
+        !dir.path().join("new").exists(),
+        "a failed import left its --out"
+    );
+    // The same with --articles.
+    let articles = dir.path().join("none.jsonl");
+    std::fs::write(&articles, "").unwrap();
+    let result = epimine(&["import", "--articles", s(&articles), "--out", s(&out)]);
+    assert!(!result.status.success());
+    assert!(
+        !dir.path().join("new").exists(),
+        "a failed import left its --out"
+    );
+
+    // A run that fails its checks: no job.toml in an existing --out, no new --out.
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let existing = dir.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    for run_out in [&existing, &dir.path().join("new-run")] {
+        let result = epimine(&[
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&dir.path().join("no-such-background.txt")),
+            "--out",
+            s(run_out),
+        ]);
+        assert!(!result.status.success());
+        assert!(files_in(run_out).is_empty(), "{:?}", files_in(run_out));
+    }
+    assert!(!dir.path().join("new-run").exists());
+}
+
+#[test]
+fn import_says_what_it_skipped_stripped_and_cut() {
+    let root = scratch();
+    let event = root.path().join("theme_a/event_a");
+    std::fs::create_dir_all(&event).unwrap();
+    // A bell and an escape sequence (valid UTF-8 control characters) in the text.
+    std::fs::write(
+        event.join("segments.txt"),
+        "One\u{7} bell.\nTwo \u{1b}[1mbold.\n\nThree.\n",
+    )
+    .unwrap();
+    // An empty event folder and one with no segments.txt, beside the good one.
+    std::fs::create_dir_all(root.path().join("theme_a/event_empty")).unwrap();
+    std::fs::create_dir_all(root.path().join("theme_a/event_notes")).unwrap();
+    std::fs::write(root.path().join("theme_a/event_notes/notes.txt"), "x").unwrap();
+    let out = root.path().join("corpus");
+    let result = epimine(&["import", s(root.path()), "--out", s(&out)]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    for folder in ["event_empty", "event_notes"] {
+        assert!(
+            stderr.contains(&format!("theme_a/{folder}: no segments.txt")),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("event_a/segments.txt:1: removed 2 control character(s)"),
+        "{stderr}"
+    );
+    let texts: Vec<String> = read_segments(&out).into_iter().map(|s| s.text).collect();
+    assert_eq!(texts, ["One bell.", "Two [1mbold.", "Three."]);
+
+    // An article with no sentence break: cut into segments of at most MAX_SEGMENT_CHARS.
+    let long = vec!["word"; 3_000].join(" ");
+    let articles = root.path().join("a.jsonl");
+    std::fs::write(
+        &articles,
+        serde_json::json!({"key_event": "e", "id": "1", "text": format!("{long}\u{0}")})
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let out = root.path().join("corpus-articles");
+    let result = epimine(&["import", "--articles", s(&articles), "--out", s(&out)]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let max = epimine::segment::MAX_SEGMENT_CHARS;
+    assert!(
+        stderr.contains(&format!("longer than {max} characters")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("removed 1 control character(s)"),
+        "{stderr}"
+    );
+    let segs = read_segments(&out);
+    assert!(segs.len() >= 7, "{}", segs.len());
+    assert!(segs.iter().all(|s| s.text.chars().count() <= max));
+}
+
+fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
+    block_on(async {
+        epimine::storage::Location::parse(s(corpus), false)
+            .unwrap()
+            .read_table::<epimine::tables::Segment>()
+            .await
+            .unwrap()
+    })
+}
+
+#[test]
+fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "2",
+        "--docs-per-event",
+        "5",
+        "--out",
+        s(&corpus),
+    ]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, format!("127.0.0.1:{port}\n127.0.0.1:1\n")).unwrap();
+    // Process 1 never starts: process 0 says whom it waits for, then gives up.
+    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args([
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&corpus.join("background.txt")),
+            "--out",
+            s(&dir.path().join("out")),
+            "--model",
+            &tiny_model(),
+            "-n",
+            "2",
+            "-p",
+            "0",
+            "-H",
+            s(&hosts),
+            "--set",
+            "cluster.startup_timeout=6",
+        ])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "stdout: {stdout}");
+    assert!(
+        stderr.contains("process 0 of 2: waiting for process 1 (127.0.0.1:1) to connect"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not every other process connected within 6 s; waited for process 1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_logs_its_progress_over_every_worker() {
+    let dir = scratch();
+    let corpus = dir.path().join("corpus");
+    epimine_ok(&[
+        "synth",
+        "--events",
+        "3",
+        "--docs-per-event",
+        "8",
+        "--out",
+        s(&corpus),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args([
+            "run",
+            "--corpus",
+            s(&corpus),
+            "--background",
+            s(&corpus.join("background.txt")),
+            "--out",
+            s(&dir.path().join("out")),
+            "--model",
+            &tiny_model(),
+            "-w",
+            "2",
+        ])
+        .env("RUST_LOG", "info")
+        .env("EPIMINE_PROGRESS_SECS", "0.01")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The whole run's events (both workers'), and the encoding, counted at the end…
+    assert!(
+        stderr.contains("events (2 worker(s), 1 wave(s)): 3 of 3"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("encoding units (2 worker(s)): 3 of 3"),
+        "{stderr}"
+    );
+    // …and while they run, a line every EPIMINE_PROGRESS_SECS (here 10 ms) on a log that is
+    // not a terminal.
+    assert!(
+        stderr.contains("events (2 worker(s), 1 wave(s)): ")
+            && stderr
+                .lines()
+                .any(|l| l.contains("events (2 worker(s), 1 wave(s)): ") && l.contains('/')),
+        "{stderr}"
+    );
+}

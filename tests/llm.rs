@@ -232,6 +232,31 @@ fn server_errors_timeouts_drops_and_bad_bodies_are_retried() {
 }
 
 #[test]
+fn a_server_that_cannot_be_reached_is_said_to_be_so() {
+    // A port nobody listens on: the failure names the cause (connection refused), not only
+    // reqwest's "error sending request for url (…)".
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cfg = config(
+        Backend::Openai,
+        &format!("http://127.0.0.1:{port}/v1"),
+        None,
+    );
+    cfg.retries = 1;
+    let client = Client::new(&cfg, None).unwrap();
+    let err = estimate(&client, 0, 0).unwrap_err();
+    let LlmError::Exhausted { attempts: 2, last } = &err else {
+        panic!("{err}");
+    };
+    assert!(last.starts_with("connection refused ("), "{last}");
+    assert!(last.contains(&format!("127.0.0.1:{port}")), "{last}");
+    assert_eq!(last.matches("Connection refused").count(), 1, "{last}");
+}
+
+#[test]
 fn refusals_are_not_retried_and_never_show_the_key() {
     let server = LlmServer::start(Protocol::Anthropic, |req, _| {
         // A server that echoes what it was sent.

@@ -116,6 +116,9 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
     if processes == 0 {
         return Err(err("cluster.processes = 0: at least one process"));
     }
+    if settings.workers == 0 {
+        return Err(err("cluster.workers = 0 (-w): at least one worker thread"));
+    }
     let (process, process_from) = match (settings.process, &found) {
         (Some(p), _) => (p, "-p / cluster.process".to_string()),
         (None, Some(f)) => f.process.clone(),
@@ -167,7 +170,7 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
         None => "settings".into(),
     };
     Ok(Cluster {
-        workers: settings.workers.max(1),
+        workers: settings.workers,
         processes,
         process,
         addresses,
@@ -188,12 +191,25 @@ fn port_plus(port: u16, i: usize) -> Result<u16, ClusterError> {
 fn hostfile(file: &str, processes: usize) -> Result<Vec<String>, ClusterError> {
     let text =
         std::fs::read_to_string(file).map_err(|e| ClusterError(format!("hostfile {file}: {e}")))?;
-    let hosts: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect();
+    let mut hosts: Vec<String> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        // A process may listen on several addresses (separated by spaces); each needs a port.
+        for address in line.split_whitespace() {
+            let port = address.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+            if !matches!(port, Some(Ok(p)) if p > 0) {
+                return Err(ClusterError(format!(
+                    "hostfile {file}:{}: `{address}` has no port: each line is host:port, \
+                     e.g. node1:2101",
+                    number + 1
+                )));
+            }
+        }
+        hosts.push(line.to_string());
+    }
     if hosts.len() < processes {
         return Err(ClusterError(format!(
             "hostfile {file} names {} hosts for {processes} processes",

@@ -12,9 +12,13 @@
 pub mod launcher;
 pub mod nodelist;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
+
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::ProcessBuilder;
+use timely::communication::AllocatorBuilder;
 
 pub use launcher::Launcher;
 
@@ -329,43 +333,175 @@ fn install_panic_hook() {
     });
 }
 
+/// How often the log says which processes are still awaited.
+const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
+
+/// Connects this process to every other one as timely's own networking does (each process
+/// dials the ones with lower indices and sends its index; it accepts the ones with higher
+/// indices), but quietly: timely prints `awaiting connections (at 0/1)` to stdout once a
+/// second; here the log (stderr) says every few seconds which processes are awaited, and a
+/// process that has not connected within `startup_timeout` seconds is an error naming them.
+fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterError> {
+    use std::io::{Read, Write};
+    let addresses = cluster.addresses()?;
+    let (me, n) = (cluster.process, cluster.processes);
+    let timeout = Duration::from_secs(cluster.startup_timeout);
+    let fail = |what: String| ClusterError(format!("process {me} of {n}: {what}"));
+    let listeners = addresses[me]
+        .split_whitespace()
+        .map(TcpListener::bind)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            fail(format!(
+                "cannot listen on its address {}: {e}",
+                addresses[me]
+            ))
+        })?;
+    for listener in &listeners {
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
+    }
+    let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    let awaited = |sockets: &[Option<TcpStream>]| -> Vec<String> {
+        (0..n)
+            .filter(|&p| p != me && sockets[p].is_none())
+            .map(|p| format!("process {p} ({})", addresses[p]))
+            .collect()
+    };
+    let begun = Instant::now();
+    let mut reported = begun;
+    loop {
+        let waiting = awaited(&sockets);
+        if waiting.is_empty() {
+            break;
+        }
+        if begun.elapsed() >= timeout {
+            return Err(fail(format!(
+                "not every other process connected within {} s; waited for {}. Start every \
+                 process with the same layout (-n and --hostfile, or one launcher step); \
+                 cluster.startup_timeout sets the wait",
+                timeout.as_secs(),
+                waiting.join(", ")
+            )));
+        }
+        if reported.elapsed() >= AWAIT_REPORT_EVERY {
+            tracing::info!(
+                "process {me} of {n}: waiting for {} to connect ({} of {} s)",
+                waiting.join(", "),
+                begun.elapsed().as_secs(),
+                timeout.as_secs()
+            );
+            reported = Instant::now();
+        }
+        let mut progress = false;
+        // The lower indices listen for this one.
+        for p in 0..me {
+            if sockets[p].is_some() {
+                continue;
+            }
+            let Some(mut stream) = dial(&addresses[p]) else {
+                continue;
+            };
+            let sent = stream
+                .set_nodelay(true)
+                .and_then(|()| stream.write_all(&(me as u64).to_be_bytes()));
+            if sent.is_ok() {
+                sockets[p] = Some(stream);
+                progress = true;
+            }
+        }
+        // The higher indices dial this one and say who they are.
+        for listener in &listeners {
+            match listener.accept() {
+                Ok((mut stream, from)) => {
+                    let mut index = [0u8; 8];
+                    let read = stream
+                        .set_nonblocking(false)
+                        .and_then(|()| stream.set_nodelay(true))
+                        .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
+                        .and_then(|()| stream.read_exact(&mut index))
+                        .and_then(|()| stream.set_read_timeout(None));
+                    let p = usize::try_from(u64::from_be_bytes(index)).unwrap_or(usize::MAX);
+                    match read {
+                        Ok(()) if p > me && p < n && sockets[p].is_none() => {
+                            sockets[p] = Some(stream);
+                            progress = true;
+                        }
+                        Ok(()) => tracing::warn!(
+                            "process {me}: ignored a connection from {from} that says it is \
+                             process {p}"
+                        ),
+                        Err(e) => tracing::warn!(
+                            "process {me}: ignored a connection from {from} that did not say \
+                             which process it is ({e})"
+                        ),
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
+            }
+        }
+        if !progress {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(sockets)
+}
+
+/// A connection to the first address of `address` (`host:port`, several separated by
+/// spaces) that answers within half a second; `None` while nobody listens there.
+fn dial(address: &str) -> Option<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let first = address.split_whitespace().next()?;
+    first
+        .to_socket_addrs()
+        .ok()?
+        .find_map(|a| TcpStream::connect_timeout(&a, Duration::from_millis(500)).ok())
+}
+
+/// The timely allocators of `cluster`: one process's threads, or (several processes) the
+/// connections made by [`connect_peers`] and timely's networking threads over them.
+fn allocators(
+    cluster: &Cluster,
+) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), ClusterError> {
+    if cluster.processes <= 1 {
+        return cluster
+            .timely_config()?
+            .communication
+            .try_build()
+            .map_err(ClusterError);
+    }
+    if cluster.process >= cluster.processes {
+        return Err(ClusterError(format!(
+            "process index {} out of range for {} processes",
+            cluster.process, cluster.processes
+        )));
+    }
+    let sockets = connect_peers(cluster)?;
+    let threads = cluster.workers.max(1);
+    let hooks = timely::communication::Hooks::default();
+    let process =
+        ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+    let (builders, guard) =
+        initialize_networking_from_sockets(process, sockets, cluster.process, threads, hooks)
+            .map_err(|e| ClusterError(format!("failed to initialize networking: {e}")))?;
+    Ok((
+        builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+        Box::new(guard),
+    ))
+}
+
 /// Runs `f` on every worker of `cluster` (as `timely::execute`) and returns each local worker's
 /// result. With several processes, waits at most `startup_timeout` seconds for the others to
-/// connect (then the process exits with code 1, since timely's connection loop cannot be
-/// interrupted, after an error naming the processes it waited for), and turns a lost peer
-/// into an error naming it.
+/// connect ([`connect_peers`]), and turns a lost peer into an error naming it.
 pub fn execute<T, F>(cluster: &Cluster, f: F) -> Result<Vec<Option<T>>, ClusterError>
 where
     T: Send + 'static,
     F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
 {
-    let config = cluster.timely_config()?;
     install_panic_hook();
-    let started = Arc::new(AtomicBool::new(false));
-    if cluster.processes > 1 {
-        let started = Arc::clone(&started);
-        let addresses = cluster.addresses()?;
-        let (me, n) = (cluster.process, cluster.processes);
-        let timeout = Duration::from_secs(cluster.startup_timeout);
-        std::thread::spawn(move || {
-            let begun = Instant::now();
-            while !started.load(Ordering::SeqCst) {
-                if begun.elapsed() >= timeout {
-                    let others: Vec<String> = (0..n)
-                        .filter(|&p| p != me)
-                        .map(|p| format!("process {p} ({})", addresses[p]))
-                        .collect();
-                    eprintln!(
-                        "error: process {me} of {n}: not every other process connected within {} s; waited for {}. Start every process with the same layout (-n and --hostfile, or one launcher step); cluster.startup_timeout sets the wait",
-                        timeout.as_secs(),
-                        others.join(", ")
-                    );
-                    std::process::exit(1);
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        });
-    }
+    let (builders, others) = allocators(cluster)?;
     let lost_error = |(peer, what): (usize, String)| {
         let address = cluster
             .addresses()
@@ -377,15 +513,11 @@ where
             what.trim_start_matches("timely communication error: ")
         ))
     };
-    let flag = Arc::clone(&started);
     let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        let guards = timely::execute(config, move |worker| {
-            flag.store(true, Ordering::SeqCst);
-            f(worker)
-        })?;
+        let guards =
+            timely::execute::execute_from(builders, others, timely::WorkerConfig::default(), f)?;
         Ok::<_, String>(guards.join())
     }));
-    started.store(true, Ordering::SeqCst);
     let results = match joined {
         Ok(Ok(results)) => results,
         Ok(Err(e)) => return Err(lost().map_or(ClusterError(e), lost_error)),

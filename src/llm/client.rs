@@ -501,10 +501,18 @@ impl Client {
 
     /// A request that failed on the way (timeout, dropped connection): worth a retry.
     fn transport_failure(&self, e: reqwest::Error, context: &str) -> Failure {
-        let what = if e.is_timeout() {
-            format!("no answer within {} s", self.config.timeout)
+        let what = if e.is_connect() && e.is_timeout() {
+            format!(
+                "{context}no connection to {} within {} s (llm.connect_timeout)",
+                self.url, self.config.connect_timeout
+            )
+        } else if e.is_timeout() {
+            format!(
+                "{context}no answer within {} s (llm.timeout)",
+                self.config.timeout
+            )
         } else {
-            format!("{context}{e}")
+            format!("{context}{}", transport_cause(&e))
         };
         Failure::Retry(what, None, 0, String::new())
     }
@@ -517,6 +525,46 @@ impl Client {
             }
             _ => text,
         }
+    }
+}
+
+/// What went wrong on the way, its root cause first: reqwest's own text ("error sending
+/// request for url (…)") says only which request failed, the cause (connection refused, a
+/// name that does not resolve, a TLS failure) is further down its source chain. Each text of
+/// the chain is said once.
+fn transport_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = String::new();
+    let mut cause = None;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        let text = text.trim();
+        if !text.is_empty() && !chain.contains(text) {
+            if !chain.is_empty() {
+                chain.push_str(": ");
+            }
+            chain.push_str(text);
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            cause = cause.or(match io.kind() {
+                K::ConnectionRefused => Some("connection refused"),
+                K::ConnectionReset => Some("connection reset by the server"),
+                K::ConnectionAborted => Some("connection aborted"),
+                K::UnexpectedEof => Some("the server closed the connection"),
+                K::TimedOut => Some("timed out"),
+                K::HostUnreachable | K::NetworkUnreachable => Some("host unreachable"),
+                _ => None,
+            });
+        }
+        source = s.source();
+    }
+    if cause.is_none() && chain.contains("dns error") {
+        cause = Some("the server's name does not resolve");
+    }
+    match cause {
+        Some(cause) => format!("{cause} ({chain})"),
+        None => chain,
     }
 }
 

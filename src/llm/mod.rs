@@ -245,6 +245,10 @@ impl LlmConfig {
                 message: message.into(),
             })
         };
+        // Checked with or without a backend: a job that says `trials = 0` is refused, not run.
+        if self.trials == 0 {
+            return bad("trials", "must be at least 1");
+        }
         if !self.enabled() {
             return Ok(());
         }
@@ -253,9 +257,6 @@ impl LlmConfig {
         }
         if !(0.0..=2.0).contains(&self.temperature) {
             return bad("temperature", "must be in [0, 2]");
-        }
-        if self.trials == 0 {
-            return bad("trials", "must be at least 1");
         }
         if self.concurrency == 0 {
             return bad("concurrency", "must be at least 1");

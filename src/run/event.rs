@@ -264,12 +264,9 @@ pub(super) fn event_worker(
             )),
         }
     };
-    let bar = (index == 0).then(|| {
-        crate::progress::Bar::start(
-            &format!("events (worker 0 of {peers}, {n_waves} wave(s))"),
-            decisions.len() as u64,
-        )
-    });
+    // Every worker of this process counts in the same bars.
+    let bar = shared.progress.events(n_waves);
+    bar.add_total(decisions.len() as u64);
     let mut reports = Vec::new();
     let mut pending: BTreeMap<String, (Pending, EventReport)> = BTreeMap::new();
     let mut decisions: Vec<(String, (String, Decision))> = decisions.into_iter().collect();
@@ -287,9 +284,7 @@ pub(super) fn event_worker(
             outputs: Outputs::default(),
             prompt: None,
         });
-        if let Some(bar) = &bar {
-            bar.inc();
-        }
+        bar.inc();
         false
     });
     let (mut encoding_secs, mut episodes_secs) = (started.elapsed().as_secs_f64(), 0.0);
@@ -309,7 +304,11 @@ pub(super) fn event_worker(
         if index == 0 && wave == 0 {
             fault("encoding", 1);
         }
-        let outgoing = encode_units(shared, encoder.as_ref(), my_units, None);
+        let units_bar = (!my_units.is_empty()).then(|| shared.progress.encoding());
+        if let Some(bar) = units_bar {
+            bar.add_total(my_units.len() as u64);
+        }
+        let outgoing = encode_units(shared, encoder.as_ref(), my_units, units_bar);
         let mut mine: BTreeMap<String, Vec<EncodedUnit>> = BTreeMap::new();
         for message in shuffle(worker, outgoing, router(&owners)) {
             if let ToOwner::Unit(e, u) = message {
@@ -324,9 +323,7 @@ pub(super) fn event_worker(
         let (now, later): (Vec<_>, Vec<_>) = decisions.into_iter().partition(|(e, _)| in_wave(e));
         decisions = later;
         for (event, (fingerprint, decision)) in now {
-            if let Some(bar) = &bar {
-                bar.set_message(&event);
-            }
+            bar.set_message(&event);
             let Decision::Compute(not_reused) = decision else {
                 continue;
             };
@@ -357,14 +354,9 @@ pub(super) fn event_worker(
                 p.1.status = report.status.clone();
             }
             reports.push(report);
-            if let Some(bar) = &bar {
-                bar.inc();
-            }
+            bar.inc();
         }
         episodes_secs += started.elapsed().as_secs_f64();
-    }
-    if let Some(bar) = bar {
-        bar.finish();
     }
     if let Some(e) = &encoder {
         let seen = e.shapes_seen();

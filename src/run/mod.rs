@@ -157,6 +157,58 @@ pub(super) struct Shared {
     llm: Option<Arc<llm_api::Client>>,
     /// What went wrong on some worker.
     errors: Mutex<Vec<String>>,
+    /// The progress of this process's workers, together.
+    progress: Progress,
+}
+
+/// The progress of the per-event stages, counted over every worker of this process: one bar
+/// (or periodic log line) for the encoding units, one for the events.
+pub(super) struct Progress {
+    /// The workers counted, e.g. `2 worker(s)` or `2 worker(s) of process 1 of 3`.
+    workers: String,
+    encoding: std::sync::OnceLock<crate::progress::Bar>,
+    events: std::sync::OnceLock<crate::progress::Bar>,
+}
+
+impl Progress {
+    fn new(cluster: &Cluster) -> Self {
+        let workers = if cluster.processes > 1 {
+            format!(
+                "{} worker(s) of process {} of {}",
+                cluster.workers, cluster.process, cluster.processes
+            )
+        } else {
+            format!("{} worker(s)", cluster.workers)
+        };
+        Self {
+            workers,
+            encoding: std::sync::OnceLock::new(),
+            events: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The bar of the events (this process's), created by the first worker to ask.
+    pub(super) fn events(&self, waves: usize) -> &crate::progress::Bar {
+        self.events.get_or_init(|| {
+            crate::progress::Bar::start(&format!("events ({}, {waves} wave(s))", self.workers), 0)
+        })
+    }
+
+    /// The bar of the encoding units (this process's), created by the first worker to ask.
+    pub(super) fn encoding(&self) -> &crate::progress::Bar {
+        self.encoding.get_or_init(|| {
+            crate::progress::Bar::start(&format!("encoding units ({})", self.workers), 0)
+        })
+    }
+
+    fn finish(&self) {
+        for bar in [self.encoding.get(), self.events.get()]
+            .into_iter()
+            .flatten()
+        {
+            bar.finish();
+        }
+    }
 }
 
 /// The model folders of a run: the word model (which also makes the sentence embeddings unless
@@ -205,12 +257,41 @@ fn check_inputs(
     Ok((bg, ModelDirs { words, sentence }))
 }
 
+/// What a run needs before any work, all checked before anything is written.
+struct Inputs {
+    bg: background::Background,
+    models: ModelDirs,
+    llm_client: Option<Arc<llm_api::Client>>,
+}
+
+/// The LLM's key (read by the process that will use it, worker 0's) and every input
+/// ([`check_inputs`]).
+fn prepare(
+    job: &Job,
+    runtime: &tokio::runtime::Runtime,
+    terms_only: bool,
+    cluster: &Cluster,
+) -> Result<Inputs, RunError> {
+    let llm_client = if job.llm.enabled() && cluster.process == 0 && !terms_only {
+        let key = job.llm.api_key()?;
+        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
+    } else {
+        None
+    };
+    let (bg, models) = check_inputs(job, runtime)?;
+    Ok(Inputs {
+        bg,
+        models,
+        llm_client,
+    })
+}
+
 /// The statistics dataflow, then the per-event stages on the workers owning the events
 /// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
 /// written). `None` outside process 0.
 fn distributed(
     job: &Job,
-    runtime: &tokio::runtime::Runtime,
+    inputs: Inputs,
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
@@ -223,19 +304,14 @@ fn distributed(
             seconds: started.elapsed().as_secs_f64(),
         })
     };
-    let writer = cluster.process == 0;
+    let Inputs {
+        bg,
+        models,
+        llm_client,
+    } = inputs;
 
-    // The LLM's key is read before any work, by the process that will use it (worker 0's).
-    let llm_client = if job.llm.enabled() && writer && !terms_only {
-        let key = job.llm.api_key()?;
-        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
-    } else {
-        None
-    };
-
-    // Every input, then the statistics dataflow.
+    // The statistics dataflow.
     let started = Instant::now();
-    let (bg, models) = check_inputs(job, runtime)?;
     fault("statistics", 1);
     let stage = Stage::start("statistics dataflow");
     // Each event's terms on one worker (never all of them in one process), sent on to the
@@ -279,11 +355,14 @@ fn distributed(
         checkpoints_written: AtomicUsize::new(0),
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
+        progress: Progress::new(cluster),
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::cluster::execute(cluster, move |worker| {
         event::event_worker(worker, &worker_shared)
-    })?;
+    });
+    shared.progress.finish();
+    let results = results?;
     let gathered = results.into_iter().flatten().next();
     if let Some(e) = shared.errors.lock().expect("error list").first() {
         return Err(RunError::Workers(e.clone()));
@@ -316,6 +395,8 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     // The layout (flags, job, launcher) and this process's address, before any work.
     let cluster = job.cluster.resolve()?;
     cluster.preflight()?;
+    // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
+    let inputs = prepare(job, &runtime, false, &cluster)?;
 
     // `--out` before any work: writable, ours; un-committed while this run works.
     let out_error = |reason: String| RunError::Out {
@@ -349,7 +430,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         mut stages,
     }) = distributed(
         job,
-        &runtime,
+        inputs,
         false,
         Some(out.clone()),
         options.fresh,
@@ -512,7 +593,8 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .map_err(|e| RunError::Model(e.to_string()))?;
     let cluster = job.cluster.resolve()?;
     cluster.preflight()?;
-    let Some(done) = distributed(job, &runtime, true, None, false, &cluster)? else {
+    let inputs = prepare(job, &runtime, true, &cluster)?;
+    let Some(done) = distributed(job, inputs, true, None, false, &cluster)? else {
         return Ok(None);
     };
     let mut output = stats::StatsOutput::default();
