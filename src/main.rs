@@ -199,6 +199,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             let shapes = args
                 .shapes
                 .unwrap_or_else(epimine::encoder::ShapePolicy::default_for_build);
+            anyhow::ensure!(
+                !(args.warmup == Some(true) && shapes == epimine::encoder::ShapePolicy::Exact),
+                "--warmup true needs --shapes buckets (exact shapes follow the texts, so there \
+                 is nothing to warm up)"
+            );
             let options = encode::EncodeOptions {
                 words: args.words,
                 layer: args.layer,

@@ -286,3 +286,40 @@ fn a_bucketed_run_is_the_same_for_any_layout_and_meets_only_warmed_shapes() {
         "{job}"
     );
 }
+
+/// `epimine encode` with bucketed shapes and the warm-up prints what each phase took and the
+/// shapes met (none beyond the warm-up's); a warm-up of exact shapes is refused.
+#[test]
+fn encode_reports_warm_up_and_shapes() {
+    use util::*;
+    let dir = scratch();
+    let input = dir.path().join("texts.txt");
+    std::fs::write(&input, texts().join("\n")).unwrap();
+    let out = dir.path().join("e.parquet");
+    let model = tiny_model();
+    let base = [
+        "encode",
+        "--model",
+        &model,
+        "--input",
+        s(&input),
+        "--out",
+        s(&out),
+        "--batch-size",
+        "4",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--shapes", "buckets", "--warmup", "true"]);
+    let stdout = epimine_ok(&args);
+    assert!(stdout.contains("wrote 40 rows"), "{stdout}");
+    assert!(
+        stdout.contains("(2 shapes)") && stdout.contains(", 2 batch shapes"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tokens/s"), "{stdout}");
+    let mut args = base.to_vec();
+    args.extend(["--shapes", "exact", "--warmup", "true"]);
+    let failed = epimine(&args);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("--shapes buckets"));
+}

@@ -7,11 +7,12 @@
 pub mod candidates;
 pub mod classify;
 pub mod expand;
+pub mod names;
 pub mod partition;
 pub mod select;
 pub mod termspace;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -175,6 +176,8 @@ pub struct Prepared {
     space: TermSpace,
     seg_terms: Vec<Vec<usize>>,
     scores: Vec<f64>,
+    /// Per term: boilerplate of articles' openings ([`names::boilerplate_terms`]).
+    boilerplate: Vec<bool>,
 }
 
 /// An episode to classify against: its vector (ALGORITHM.md §6) and what describes it.
@@ -258,6 +261,10 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
             cluster: cluster_of.get(&i).copied(),
         })
         .collect();
+    let opening: Vec<bool> = (0..segs.len())
+        .map(|i| i == 0 || segs[i].doc_id != segs[i - 1].doc_id)
+        .collect();
+    let boilerplate = names::boilerplate_terms(&seg_terms, &opening, space.len());
     Ok(Prepared {
         key_event,
         fragments: fragment_rows,
@@ -266,6 +273,7 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
         space,
         seg_terms,
         scores: scores_only,
+        boilerplate,
     })
 }
 
@@ -338,20 +346,17 @@ impl Prepared {
             .collect()
     }
 
-    /// The most salient terms of a set of segments (salience summed over segments).
-    fn keywords(&self, members: &[usize], n: usize) -> Vec<String> {
-        let mut weight: BTreeMap<usize, f64> = BTreeMap::new();
-        for &s in members {
-            for &t in &self.seg_terms[s] {
-                *weight.entry(t).or_default() += self.space.terms[t].salience;
-            }
-        }
-        let mut ranked: Vec<(usize, f64)> = weight.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked
+    /// The keywords of each of `groups` (segment indices): the terms that set it apart from
+    /// the event's other segments, boilerplate left out ([`names`]), `n` each.
+    fn keywords(&self, groups: &[Vec<usize>], n: usize) -> Vec<Vec<String>> {
+        let synonyms: Vec<u32> = self.space.terms.iter().map(|t| t.group).collect();
+        names::distinctive_terms(groups, &self.seg_terms, &self.boilerplate, &synonyms, n)
             .into_iter()
-            .take(n)
-            .map(|(t, _)| self.space.terms[t].term.clone())
+            .map(|ids| {
+                ids.into_iter()
+                    .map(|t| self.space.terms[t].term.clone())
+                    .collect()
+            })
             .collect()
     }
 }
@@ -393,23 +398,22 @@ pub fn cluster_episodes(
             .map(|g| by_salience(g, &prepared.scores))
             .collect();
     }
+    let keywords = prepared.keywords(&groups, params.keywords);
     groups
         .iter()
-        .map(|g| {
-            let keywords = prepared.keywords(g, params.keywords);
-            EpisodeSpec {
-                vector: vector_of(g),
-                title: keywords
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                title_fields: Vec::new(),
-                keywords,
-                example_sentences: Vec::new(),
-                source: "clusters",
-            }
+        .zip(keywords)
+        .map(|(g, keywords)| EpisodeSpec {
+            vector: vector_of(g),
+            title: keywords
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
+            title_fields: Vec::new(),
+            keywords,
+            example_sentences: Vec::new(),
+            source: "clusters",
         })
         .collect()
 }
