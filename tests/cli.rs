@@ -65,16 +65,7 @@ fn with_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
 #[test]
 fn a_log_that_is_not_a_terminal_has_no_colour_and_an_error_is_said_once() {
     let dir = scratch();
-    let corpus = dir.path().join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "2",
-        "--docs-per-event",
-        "5",
-        "--out",
-        s(&corpus),
-    ]);
+    let corpus = synth(dir.path(), 2, 5);
     let bg = corpus.join("background.txt");
     let missing = dir.path().join("no-such-corpus");
     let stats_out = dir.path().join("stats");
@@ -181,16 +172,7 @@ fn a_label_id_not_in_episodes_tsv_is_warned_about_with_file_and_line() {
 #[test]
 fn a_missing_file_says_its_cause_once() {
     let dir = scratch();
-    let corpus = dir.path().join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "2",
-        "--docs-per-event",
-        "5",
-        "--out",
-        s(&corpus),
-    ]);
+    let corpus = synth(dir.path(), 2, 5);
     let missing_bg = dir.path().join("no-such-background.txt");
     let missing_job = dir.path().join("no-such-job.toml");
     let runs: [Vec<&str>; 2] = [
@@ -325,16 +307,7 @@ fn a_command_that_fails_leaves_nothing_new_behind() {
     );
 
     // A run that fails its checks: no job.toml in an existing --out, no new --out.
-    let corpus = dir.path().join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "2",
-        "--docs-per-event",
-        "5",
-        "--out",
-        s(&corpus),
-    ]);
+    let corpus = synth(dir.path(), 2, 5);
     let existing = dir.path().join("existing");
     std::fs::create_dir(&existing).unwrap();
     for run_out in [&existing, &dir.path().join("new-run")] {
@@ -426,16 +399,7 @@ fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
 #[test]
 fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
     let dir = scratch();
-    let corpus = dir.path().join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "2",
-        "--docs-per-event",
-        "5",
-        "--out",
-        s(&corpus),
-    ]);
+    let corpus = synth(dir.path(), 2, 5);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -484,16 +448,7 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
 #[test]
 fn a_run_logs_its_progress_over_every_worker() {
     let dir = scratch();
-    let corpus = dir.path().join("corpus");
-    epimine_ok(&[
-        "synth",
-        "--events",
-        "3",
-        "--docs-per-event",
-        "8",
-        "--out",
-        s(&corpus),
-    ]);
+    let corpus = synth(dir.path(), 3, 8);
     let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
         .args([
             "run",
