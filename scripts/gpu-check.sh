@@ -33,10 +33,10 @@ pack)
     CARGO_TARGET_DIR=target/cuda cargo build --release --features cuda --bin epimine
     cp target/cuda/release/epimine .gpu/epimine
     strip .gpu/epimine
+    echo "== model (fetching needs no GPU)"
+    .gpu/epimine models fetch
     xz -6 -T0 .gpu/epimine
-    echo "== model"
-    model=$(cargo run --quiet --release -- models fetch 2>/dev/null | sed -n 's/.* at \(\/.*\)$/\1/p' | tail -1)
-    model=${model:-${EPIMINE_MODELS:-$HOME/.cache/epimine/models}/all-MiniLM-L6-v2}
+    model=${EPIMINE_MODELS:-$HOME/.cache/epimine/models}/all-MiniLM-L6-v2
     python3 -c 'import numpy' 2>/dev/null || pip install -q numpy
     python3 "$shared/gpu/pack-minilm.py" "$model" .gpu/minilm
     cp "$shared/gpu/pack-minilm.py" .gpu/
