@@ -84,9 +84,15 @@ fn assert_same_tables(a: &Path, b: &Path, what: &str) {
     }
 }
 
+/// The whole checkpoints of a run (`.ckpt`; not the temporary file of one being written when
+/// the run was killed, which object_store renames into place only once written).
 fn checkpoints(out: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("_checkpoints"))
-        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "ckpt"))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
