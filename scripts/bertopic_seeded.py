@@ -8,7 +8,15 @@ seeds is the peer's own spread; scripts/quality.sh reports it over 5 seeds (issu
 import runpy
 import sys
 
+import os
+
 seed = int(sys.argv[1])
+# The peer's own single-thread settings, before umap (and numba) are imported here: numba
+# refuses a NUMBA_NUM_THREADS that changes after its threads start.
+for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[v] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+os.environ["HF_HUB_OFFLINE"] = "1"
 import umap  # noqa: E402
 
 _UMAP = umap.UMAP
