@@ -161,10 +161,16 @@ pub async fn encode(
                 tables::sentence_embeddings_schema(dim),
                 tables::sentence_embeddings_batch(dim, &idx, vectors.data),
                 texts.len(),
-                enc.positions(&[&texts])?,
+                (0, 0),
             )
         };
         let encode_secs = started.elapsed().as_secs_f64();
+        // Counted after the clock stops: it tokenises the texts again.
+        let tokens = if options.words {
+            tokens
+        } else {
+            enc.positions(&[&texts])?
+        };
         let shapes = enc.shapes_seen();
         let warm: std::collections::BTreeSet<[usize; 2]> = warm.into_iter().collect();
         let met = shapes
