@@ -445,6 +445,83 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
     );
 }
 
+/// The number before "of" in the last line of `log` that holds `what`'s final count
+/// (`<what>: N of M (…)`): (N, M).
+fn final_count(log: &str, what: &str) -> Option<(u64, u64)> {
+    let line = log
+        .lines()
+        .rev()
+        .find(|l| l.contains(what) && l.contains(" of "))?;
+    let rest = &line[line.find(what)? + what.len()..];
+    let mut words = rest.split_whitespace();
+    let done = words.next()?.parse().ok()?;
+    (words.next()? == "of").then_some(())?;
+    Some((done, words.next()?.parse().ok()?))
+}
+
+#[test]
+fn the_first_process_counts_every_process_s_progress() {
+    let dir = scratch();
+    let events = 4;
+    let corpus = synth(dir.path(), events, 8);
+    let hosts = hostfile(dir.path(), 2);
+    let out = dir.path().join("out");
+    let spawn = |p: &str| {
+        Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args([
+                "run",
+                "--corpus",
+                s(&corpus),
+                "--background",
+                s(&corpus.join("background.txt")),
+                "--out",
+                s(&out),
+                "--model",
+                &tiny_model(),
+                "-w",
+                "1",
+                "-n",
+                "2",
+                "-p",
+                p,
+                "-H",
+                s(&hosts),
+            ])
+            .env("RUST_LOG", "info")
+            .env("EPIMINE_PROGRESS_SECS", "0.01")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let one = spawn("1");
+    let zero = spawn("0");
+    let zero = zero.wait_with_output().unwrap();
+    let one = one.wait_with_output().unwrap();
+    let log0 = String::from_utf8_lossy(&zero.stderr);
+    let log1 = String::from_utf8_lossy(&one.stderr);
+    assert!(
+        zero.status.success() && one.status.success(),
+        "{log0}\n{log1}"
+    );
+    // Process 1 counts its own share, which is not nothing (else this test shows nothing)…
+    let (mine, of) = final_count(&log1, "events (1 worker(s) of process 1 of 2, 1 wave(s)):")
+        .unwrap_or_else(|| panic!("{log1}"));
+    assert!(mine == of && mine > 0 && mine < events as u64, "{log1}");
+    // …and process 0 counts the whole run's events and encoding units: its own and process 1's.
+    assert_eq!(
+        final_count(&log0, "events (2 processes, 1 worker(s) each, 1 wave(s)):"),
+        Some((events as u64, events as u64)),
+        "{log0}"
+    );
+    let (units1, _) = final_count(&log1, "encoding units (1 worker(s) of process 1 of 2):")
+        .unwrap_or_else(|| panic!("{log1}"));
+    let (units, units_total) =
+        final_count(&log0, "encoding units (2 processes, 1 worker(s) each):")
+            .unwrap_or_else(|| panic!("{log0}"));
+    assert!(units == units_total && units > units1, "{log0}\n{log1}");
+}
+
 #[test]
 fn a_run_logs_its_progress_over_every_worker() {
     let dir = scratch();

@@ -341,7 +341,13 @@ const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
 /// indices), but quietly: timely prints `awaiting connections (at 0/1)` to stdout once a
 /// second; here the log (stderr) says every few seconds which processes are awaited, and a
 /// process that has not connected within `startup_timeout` seconds is an error naming them.
-fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterError> {
+///
+/// With `side`, every other process also opens a second connection to process 0 (its index
+/// sent with [`SIDE_LINE`] set), returned apart as [`SideLines`] for what timely does not carry.
+fn connect_peers(
+    cluster: &Cluster,
+    side: bool,
+) -> Result<(Vec<Option<TcpStream>>, SideLines), ClusterError> {
     use std::io::{Read, Write};
     let addresses = cluster.addresses()?;
     let (me, n) = (cluster.process, cluster.processes);
@@ -363,16 +369,19 @@ fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterErr
             .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
     }
     let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-    let awaited = |sockets: &[Option<TcpStream>]| -> Vec<String> {
+    // The side lines: process 0 holds one from each other process; the others one to 0.
+    let mut lines: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    let side_of = |p: usize| side && (me == 0) != (p == 0) && p != me;
+    let awaited = |sockets: &[Option<TcpStream>], lines: &[Option<TcpStream>]| -> Vec<String> {
         (0..n)
-            .filter(|&p| p != me && sockets[p].is_none())
+            .filter(|&p| p != me && (sockets[p].is_none() || (side_of(p) && lines[p].is_none())))
             .map(|p| format!("process {p} ({})", addresses[p]))
             .collect()
     };
     let begun = Instant::now();
     let mut reported = begun;
     loop {
-        let waiting = awaited(&sockets);
+        let waiting = awaited(&sockets, &lines);
         if waiting.is_empty() {
             break;
         }
@@ -397,18 +406,20 @@ fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterErr
         let mut progress = false;
         // The lower indices listen for this one.
         for p in 0..me {
-            if sockets[p].is_some() {
-                continue;
-            }
-            let Some(mut stream) = dial(&addresses[p]) else {
-                continue;
-            };
-            let sent = stream
-                .set_nodelay(true)
-                .and_then(|()| stream.write_all(&(me as u64).to_be_bytes()));
-            if sent.is_ok() {
-                sockets[p] = Some(stream);
-                progress = true;
+            for (held, flag) in [(&mut sockets, 0), (&mut lines, SIDE_LINE)] {
+                if held[p].is_some() || (flag == SIDE_LINE && !side_of(p)) {
+                    continue;
+                }
+                let Some(mut stream) = dial(&addresses[p]) else {
+                    continue;
+                };
+                let sent = stream
+                    .set_nodelay(true)
+                    .and_then(|()| stream.write_all(&(me as u64 | flag).to_be_bytes()));
+                if sent.is_ok() {
+                    held[p] = Some(stream);
+                    progress = true;
+                }
             }
         }
         // The higher indices dial this one and say who they are.
@@ -422,10 +433,16 @@ fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterErr
                         .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
                         .and_then(|()| stream.read_exact(&mut index))
                         .and_then(|()| stream.set_read_timeout(None));
-                    let p = usize::try_from(u64::from_be_bytes(index)).unwrap_or(usize::MAX);
+                    let said = u64::from_be_bytes(index);
+                    let held = match said & SIDE_LINE {
+                        0 => &mut sockets,
+                        _ => &mut lines,
+                    };
+                    let p = usize::try_from(said & !SIDE_LINE).unwrap_or(usize::MAX);
+                    let wanted = said & SIDE_LINE == 0 || side_of(p);
                     match read {
-                        Ok(()) if p > me && p < n && sockets[p].is_none() => {
-                            sockets[p] = Some(stream);
+                        Ok(()) if wanted && p > me && p < n && held[p].is_none() => {
+                            held[p] = Some(stream);
                             progress = true;
                         }
                         Ok(()) => tracing::warn!(
@@ -446,7 +463,36 @@ fn connect_peers(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, ClusterErr
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Ok(sockets)
+    let lines = if !side {
+        SideLines::None
+    } else if me == 0 {
+        SideLines::First(
+            lines
+                .into_iter()
+                .enumerate()
+                .filter_map(|(p, l)| Some((p, l?)))
+                .collect(),
+        )
+    } else {
+        lines[0].take().map_or(SideLines::None, SideLines::ToFirst)
+    };
+    Ok((sockets, lines))
+}
+
+/// The bit set in the index a process sends on a side line ([`SideLines`]), to tell it from
+/// its timely connection.
+const SIDE_LINE: u64 = 1 << 63;
+
+/// Connections beside timely's, between process 0 and each other process (several processes
+/// only), for what the workers do not send through timely (e.g. progress while they encode).
+#[derive(Debug)]
+pub enum SideLines {
+    /// One process, or none asked for.
+    None,
+    /// Process 0: one line from each other process, by index.
+    First(Vec<(usize, TcpStream)>),
+    /// Another process: its line to process 0.
+    ToFirst(TcpStream),
 }
 
 /// A connection to the first address of `address` (`host:port`, several separated by
@@ -462,15 +508,20 @@ fn dial(address: &str) -> Option<TcpStream> {
 
 /// The timely allocators of `cluster`: one process's threads, or (several processes) the
 /// connections made by [`connect_peers`] and timely's networking threads over them.
-fn allocators(
-    cluster: &Cluster,
-) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), ClusterError> {
+type Allocators = (
+    Vec<AllocatorBuilder>,
+    Box<dyn std::any::Any + Send>,
+    SideLines,
+);
+
+fn allocators(cluster: &Cluster, side: bool) -> Result<Allocators, ClusterError> {
     if cluster.processes <= 1 {
-        return cluster
+        let (builders, others) = cluster
             .timely_config()?
             .communication
             .try_build()
-            .map_err(ClusterError);
+            .map_err(ClusterError)?;
+        return Ok((builders, others, SideLines::None));
     }
     if cluster.process >= cluster.processes {
         return Err(ClusterError(format!(
@@ -478,7 +529,7 @@ fn allocators(
             cluster.process, cluster.processes
         )));
     }
-    let sockets = connect_peers(cluster)?;
+    let (sockets, lines) = connect_peers(cluster, side)?;
     let threads = cluster.workers.max(1);
     let hooks = timely::communication::Hooks::default();
     let process =
@@ -489,6 +540,7 @@ fn allocators(
     Ok((
         builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
         Box::new(guard),
+        lines,
     ))
 }
 
@@ -500,8 +552,38 @@ where
     T: Send + 'static,
     F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
 {
+    run_workers(cluster, None, f)
+}
+
+/// [`execute`], with [`SideLines`] between process 0 and the others, handed to `connected`
+/// once every process is connected and before any worker starts.
+pub fn execute_with_side_lines<T, F, C>(
+    cluster: &Cluster,
+    connected: C,
+    f: F,
+) -> Result<Vec<Option<T>>, ClusterError>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
+    C: FnOnce(SideLines),
+{
+    run_workers(cluster, Some(Box::new(connected)), f)
+}
+
+fn run_workers<'a, T, F>(
+    cluster: &Cluster,
+    connected: Option<Box<dyn FnOnce(SideLines) + 'a>>,
+    f: F,
+) -> Result<Vec<Option<T>>, ClusterError>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> Option<T> + Send + Sync + 'static,
+{
     install_panic_hook();
-    let (builders, others) = allocators(cluster)?;
+    let (builders, others, lines) = allocators(cluster, connected.is_some())?;
+    if let Some(connected) = connected {
+        connected(lines);
+    }
     let lost_error = |(peer, what): (usize, String)| {
         let address = cluster
             .addresses()

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use exchange::Outputs;
 pub use report::*;
@@ -162,46 +162,120 @@ pub(super) struct Shared {
 }
 
 /// The progress of the per-event stages, counted over every worker of this process: one bar
-/// (or periodic log line) for the encoding units, one for the events.
+/// (or periodic log line) for the encoding units, one for the events. With several processes,
+/// the others report theirs to process 0 over side lines ([`crate::cluster::SideLines`]), whose
+/// bars count the whole run.
 pub(super) struct Progress {
-    /// The workers counted, e.g. `2 worker(s)` or `2 worker(s) of process 1 of 3`.
+    /// The workers counted, e.g. `2 worker(s)`, `2 worker(s) of process 1 of 3` or
+    /// `3 processes, 2 worker(s) each`.
     workers: String,
-    encoding: std::sync::OnceLock<crate::progress::Bar>,
-    events: std::sync::OnceLock<crate::progress::Bar>,
+    encoding: Arc<std::sync::OnceLock<crate::progress::Bar>>,
+    events: Arc<std::sync::OnceLock<crate::progress::Bar>>,
+    /// Process 0 of several: what the others report.
+    remote: Option<Arc<crate::progress::Remote>>,
+    /// How many other processes report to this one.
+    reporting: usize,
+    /// Another process: its reports to process 0.
+    reporter: Mutex<Option<crate::progress::Reporter>>,
 }
+
+/// The keys of the bars in the reports to process 0.
+const ENCODING_BAR: &str = "encoding";
+const EVENTS_BAR: &str = "events";
 
 impl Progress {
     fn new(cluster: &Cluster) -> Self {
-        let workers = if cluster.processes > 1 {
-            format!(
-                "{} worker(s) of process {} of {}",
-                cluster.workers, cluster.process, cluster.processes
-            )
-        } else {
-            format!("{} worker(s)", cluster.workers)
+        let several = cluster.processes > 1;
+        let workers = match (several, cluster.process) {
+            (false, _) => format!("{} worker(s)", cluster.workers),
+            (true, 0) => format!(
+                "{} processes, {} worker(s) each",
+                cluster.processes, cluster.workers
+            ),
+            (true, p) => format!(
+                "{} worker(s) of process {p} of {}",
+                cluster.workers, cluster.processes
+            ),
         };
+        let first = several && cluster.process == 0;
         Self {
             workers,
-            encoding: std::sync::OnceLock::new(),
-            events: std::sync::OnceLock::new(),
+            encoding: Arc::default(),
+            events: Arc::default(),
+            remote: first.then(Arc::default),
+            reporting: if first { cluster.processes - 1 } else { 0 },
+            reporter: Mutex::new(None),
         }
     }
 
-    /// The bar of the events (this process's), created by the first worker to ask.
+    /// Process 0 reads the other processes' reports; another process starts sending its own.
+    fn connected(&self, lines: crate::cluster::SideLines) {
+        use crate::cluster::SideLines;
+        match lines {
+            SideLines::None => {}
+            SideLines::First(lines) => {
+                if let Some(remote) = &self.remote {
+                    for (process, line) in lines {
+                        remote.gather_from(process, line);
+                    }
+                }
+            }
+            SideLines::ToFirst(line) => {
+                let (encoding, events) = (Arc::clone(&self.encoding), Arc::clone(&self.events));
+                let reporter = crate::progress::report_to(line, move || {
+                    [(ENCODING_BAR, &encoding), (EVENTS_BAR, &events)]
+                        .into_iter()
+                        .filter_map(|(key, bar)| {
+                            let (done, total) = bar.get()?.local();
+                            Some((key.to_string(), done, total))
+                        })
+                        .collect()
+                });
+                *self.reporter.lock().unwrap_or_else(|e| e.into_inner()) = Some(reporter);
+            }
+        }
+    }
+
+    fn start(&self, name: String, key: &str) -> crate::progress::Bar {
+        let remote = self
+            .remote
+            .as_ref()
+            .map(|r| (Arc::clone(r), key.to_string()));
+        crate::progress::Bar::start_summed(&name, 0, remote)
+    }
+
+    /// The bar of the events, created by the first worker to ask.
     pub(super) fn events(&self, waves: usize) -> &crate::progress::Bar {
         self.events.get_or_init(|| {
-            crate::progress::Bar::start(&format!("events ({}, {waves} wave(s))", self.workers), 0)
+            self.start(
+                format!("events ({}, {waves} wave(s))", self.workers),
+                EVENTS_BAR,
+            )
         })
     }
 
-    /// The bar of the encoding units (this process's), created by the first worker to ask.
+    /// The bar of the encoding units, created by the first worker to ask.
     pub(super) fn encoding(&self) -> &crate::progress::Bar {
-        self.encoding.get_or_init(|| {
-            crate::progress::Bar::start(&format!("encoding units ({})", self.workers), 0)
-        })
+        self.encoding
+            .get_or_init(|| self.start(format!("encoding units ({})", self.workers), ENCODING_BAR))
     }
 
+    /// Ends the bars: another process first sends its last counts; process 0 waits (a few
+    /// seconds at most) for them, so that its last line counts the whole run.
     fn finish(&self) {
+        let reporter = self
+            .reporter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(reporter) = reporter {
+            reporter.end();
+        }
+        if let Some(remote) = &self.remote {
+            if !remote.wait_ended(self.reporting, REPORTS_WAIT) {
+                tracing::debug!("not every process sent its last progress report");
+            }
+        }
         for bar in [self.encoding.get(), self.events.get()]
             .into_iter()
             .flatten()
@@ -210,6 +284,9 @@ impl Progress {
         }
     }
 }
+
+/// How long process 0 waits at the end for the other processes' last progress reports.
+const REPORTS_WAIT: Duration = Duration::from_secs(3);
 
 /// The model folders of a run: the word model (which also makes the sentence embeddings unless
 /// `sentence` is given).
@@ -358,9 +435,11 @@ fn distributed(
         progress: Progress::new(cluster),
     });
     let worker_shared = Arc::clone(&shared);
-    let results = crate::cluster::execute(cluster, move |worker| {
-        event::event_worker(worker, &worker_shared)
-    });
+    let results = crate::cluster::execute_with_side_lines(
+        cluster,
+        |lines| shared.progress.connected(lines),
+        move |worker| event::event_worker(worker, &worker_shared),
+    );
     shared.progress.finish();
     let results = results?;
     let gathered = results.into_iter().flatten().next();
