@@ -19,7 +19,8 @@
 #   3. a second epimine encode in a fresh process: what the kernel cache saves at start;
 #   4. the development set end to end: epimine import, background build, run -w 1 and -w 4
 #      (the workers share the GPU), wall time and run.json's stages, eval's 5-F1;
-# and prints a summary (also $OUT/summary.md) to paste into the README and the issue.
+# and prints a summary (also $OUT/summary.md) to paste into docs/gpu.md (and the README's headline
+# figures) and the issue.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
