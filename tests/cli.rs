@@ -396,6 +396,25 @@ fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
     })
 }
 
+/// `epimine run` on a synthetic corpus (its own background) with the tiny model, and `extra`.
+fn synth_run(corpus: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_epimine"));
+    command
+        .args([
+            "run",
+            "--corpus",
+            s(corpus),
+            "--background",
+            s(&corpus.join("background.txt")),
+            "--out",
+            s(out),
+            "--model",
+            &tiny_model(),
+        ])
+        .args(extra);
+    command
+}
+
 #[test]
 fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
     let dir = scratch();
@@ -408,17 +427,10 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
     let hosts = dir.path().join("hosts");
     std::fs::write(&hosts, format!("127.0.0.1:{port}\n127.0.0.1:1\n")).unwrap();
     // Process 1 never starts: process 0 says whom it waits for, then gives up.
-    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
-        .args([
-            "run",
-            "--corpus",
-            s(&corpus),
-            "--background",
-            s(&corpus.join("background.txt")),
-            "--out",
-            s(&dir.path().join("out")),
-            "--model",
-            &tiny_model(),
+    let out = synth_run(
+        &corpus,
+        &dir.path().join("out"),
+        &[
             "-n",
             "2",
             "-p",
@@ -427,10 +439,11 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
             s(&hosts),
             "--set",
             "cluster.startup_timeout=6",
-        ])
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
+        ],
+    )
+    .env("RUST_LOG", "info")
+    .output()
+    .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -467,32 +480,17 @@ fn the_first_process_counts_every_process_s_progress() {
     let hosts = hostfile(dir.path(), 2);
     let out = dir.path().join("out");
     let spawn = |p: &str| {
-        Command::new(env!("CARGO_BIN_EXE_epimine"))
-            .args([
-                "run",
-                "--corpus",
-                s(&corpus),
-                "--background",
-                s(&corpus.join("background.txt")),
-                "--out",
-                s(&out),
-                "--model",
-                &tiny_model(),
-                "-w",
-                "1",
-                "-n",
-                "2",
-                "-p",
-                p,
-                "-H",
-                s(&hosts),
-            ])
-            .env("RUST_LOG", "info")
-            .env("EPIMINE_PROGRESS_SECS", "0.01")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+        synth_run(
+            &corpus,
+            &out,
+            &["-w", "1", "-n", "2", "-p", p, "-H", s(&hosts)],
+        )
+        .env("RUST_LOG", "info")
+        .env("EPIMINE_PROGRESS_SECS", "0.01")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
     };
     let one = spawn("1");
     let zero = spawn("0");
@@ -526,20 +524,7 @@ fn the_first_process_counts_every_process_s_progress() {
 fn a_run_logs_its_progress_over_every_worker() {
     let dir = scratch();
     let corpus = synth(dir.path(), 3, 8);
-    let out = Command::new(env!("CARGO_BIN_EXE_epimine"))
-        .args([
-            "run",
-            "--corpus",
-            s(&corpus),
-            "--background",
-            s(&corpus.join("background.txt")),
-            "--out",
-            s(&dir.path().join("out")),
-            "--model",
-            &tiny_model(),
-            "-w",
-            "2",
-        ])
+    let out = synth_run(&corpus, &dir.path().join("out"), &["-w", "2"])
         .env("RUST_LOG", "info")
         .env("EPIMINE_PROGRESS_SECS", "0.01")
         .output()
