@@ -17,6 +17,10 @@
 #       it, and the out-of-theme figure (held-out scores of all events, with its interval) is
 #       the one to quote (scripts/quality_report.py select).
 #
+# Every report also splits the events by scripts/quality-split.txt (explore on the exploration
+# part only; quote the locked part's figure with its interval beside the out-of-theme one) and
+# adds two smoother measures from the runs' assignments (soft 5-F1, B-cubed F1; pyarrow).
+#
 # QUALITY_CACHE=1 keeps encoder outputs between runs (--select always does; timings then leave
 # out encoding). QUALITY_DIR (default target/quality) holds everything.
 set -euo pipefail
@@ -51,7 +55,7 @@ if [ "${1:-}" = "--select" ]; then
         run "select-$name" "${cache_args[@]}" "${args[@]}"
         reports+=("$name=$work/select-$name.json")
     done <"$2"
-    python3 scripts/quality_report.py select "${reports[@]}"
+    python3 scripts/quality_report.py --corpus "$work/corpus" select "${reports[@]}"
     exit 0
 fi
 
@@ -72,11 +76,11 @@ if [ "${QUALITY_BERTOPIC:-1}" = 1 ]; then
     for seed in ${QUALITY_BERTOPIC_SEEDS:-42 43 44 45 46}; do
         bt=$(scripts/bertopic-peer.sh default "$seed")
         "$bin" eval --corpus "$work/corpus" --run "$bt" --json >"$work/bertopic-seed$seed.json"
-        seeded+=("$work/bertopic-seed$seed.json")
+        seeded+=("$work/bertopic-seed$seed.json@$bt")
     done
     reports+=("BERTopic defaults, ${#seeded[@]} seeds=$(IFS=,; echo "${seeded[*]}")")
 fi
-python3 scripts/quality_report.py table "${reports[@]}"
+python3 scripts/quality_report.py --corpus "$work/corpus" table "${reports[@]}"
 python3 - "$work" <<'PY'
 import json, os, sys
 work = sys.argv[1]

@@ -64,7 +64,21 @@ pub struct EpisodeParams {
     pub candidates: Candidates,
     /// HDBSCAN settings of density candidates.
     pub density: DensityParams,
+    /// Episodes kept by the core density of their top segments (after the size rule, before
+    /// `max_episodes`): an episode's core is the mean `rank_neighbors` density
+    /// ([`classify::core_density`]) of its [`CORE_TOP`] densest segments, the ones a reader sees
+    /// first. `all` (default) keeps every episode; `mean-minus-std` / `mean` drop those below
+    /// that bound of the event's episodes' cores — a label-free count that follows how many
+    /// tight episodes the event has (issue 27; not the default, see docs/quality-split.md).
+    pub core: select::CohesionRule,
+    /// Split a candidate episode whose segments form two cores (2-means of their embeddings,
+    /// each part with at least [`CORE_TOP`] segments) when the two parts lie farther apart than
+    /// the merge's own cut, i.e. the merge would not join them again (issue 27; default off).
+    pub split: bool,
 }
+
+/// Segments of an episode's top that `core` and `split` look at (the evaluation's k).
+pub const CORE_TOP: usize = 5;
 
 /// Where candidate episodes come from (§4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +90,9 @@ pub enum Candidates {
     /// HDBSCAN clusters of the event's segment embeddings ([`crate::density`]), each cluster's
     /// segments by membership; no pruning, no merge (density already separates them).
     Density,
+    /// Both views: the fragment candidates and the density clusters (by salience), reconciled
+    /// by the merge (candidates of the two views that tell the same episode join).
+    Both,
 }
 
 impl Default for EpisodeParams {
@@ -95,6 +112,8 @@ impl Default for EpisodeParams {
             size: select::SizeRule::LogMeanMinusStd,
             candidates: Candidates::Fragments,
             density: DensityParams::default(),
+            core: select::CohesionRule::All,
+            split: false,
         }
     }
 }
@@ -248,6 +267,19 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
                 HashMap::new(),
             )
         }
+        Candidates::Both => {
+            let (mut groups, cluster_of) =
+                fragment_candidates(&space, &fragments, &scores, params, &mut counts);
+            let found = density::clusters(input.embeddings, &params.density)?;
+            counts.clusters += found.len();
+            counts.kept_clusters += found.len();
+            groups.extend(
+                found
+                    .into_iter()
+                    .map(|c| by_salience(c.members, &scores_only)),
+            );
+            (groups, cluster_of)
+        }
     };
     let fragment_rows: Vec<FragmentRow> = fragments
         .iter()
@@ -377,7 +409,7 @@ pub fn cluster_episodes(
         classify::harmonic_mean_vector(&vectors)
     };
     let mut groups = prepared.groups.clone();
-    if params.merge && params.candidates == Candidates::Fragments && groups.len() > 2 {
+    if params.merge && params.candidates != Candidates::Density && groups.len() > 2 {
         // Candidates that tell the same episode: complete linkage of their episode vectors
         // (cosine distance) cut at μ − σ, the method's own significance rule.
         let vectors: Vec<Vec<f32>> = groups.iter().map(|g| vector_of(g)).collect();
@@ -397,6 +429,16 @@ pub fn cluster_episodes(
             .into_iter()
             .map(|g| by_salience(g, &prepared.scores))
             .collect();
+        if params.split {
+            let bound = params.merge_cut.bound(&condensed);
+            groups = groups
+                .into_iter()
+                .flat_map(|g| match split_cores(input.embeddings, &g, bound) {
+                    Some((a, b)) => vec![a, b],
+                    None => vec![g],
+                })
+                .collect();
+        }
     }
     let keywords = prepared.keywords(&groups, params.keywords);
     groups
@@ -467,6 +509,20 @@ pub fn assign(
         |e| members[e].len(),
         |sizes| select::large_enough(sizes, params.size),
     );
+    if params.core != select::CohesionRule::All {
+        // The densest CORE_TOP segments' mean density, as the cohesion rule's values.
+        select::narrow(
+            &mut kept,
+            |e| -> Vec<f64> {
+                let ids: Vec<usize> = members[e].iter().map(|&(_, s)| s).collect();
+                let mut d = classify::core_density(input.embeddings, &ids, params.rank_neighbors);
+                d.sort_by(|a, b| b.total_cmp(a));
+                d.truncate(CORE_TOP);
+                d
+            },
+            |cores| select::cohesive(cores, params.core),
+        );
+    }
     if params.max_episodes > 0 {
         // The largest episodes, ties by index.
         let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
@@ -522,6 +578,83 @@ pub fn assign(
         }
     }
     (episodes, assignments)
+}
+
+/// Two cores of `members` (segment indices, by salience): spherical 2-means of their unit
+/// embeddings, seeded by the first member and the member least similar to it, 20 rounds at
+/// most. Returns the two parts (each in the members' order) when both hold at least
+/// [`CORE_TOP`] segments and their harmonic mean vectors lie at a cosine distance above `bound`;
+/// otherwise None. Deterministic: ties go to the first seed.
+pub fn split_cores(
+    embeddings: &[Vec<f32>],
+    members: &[usize],
+    bound: f64,
+) -> Option<(Vec<usize>, Vec<usize>)> {
+    if members.len() < 2 * CORE_TOP {
+        return None;
+    }
+    let unit: Vec<Vec<f64>> = members
+        .iter()
+        .map(|&s| {
+            let v = &embeddings[s];
+            let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+            let norm = if norm > 0.0 { norm } else { 1.0 };
+            v.iter().map(|&x| f64::from(x) / norm).collect()
+        })
+        .collect();
+    let dot = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let far = (1..unit.len())
+        .min_by(|&a, &b| {
+            dot(&unit[0], &unit[a])
+                .total_cmp(&dot(&unit[0], &unit[b]))
+                .then(a.cmp(&b))
+        })
+        .expect("at least two members");
+    let mut centres = [unit[0].clone(), unit[far].clone()];
+    let mut side = vec![false; unit.len()];
+    for _ in 0..20 {
+        let next: Vec<bool> = unit
+            .iter()
+            .map(|u| dot(u, &centres[1]) > dot(u, &centres[0]))
+            .collect();
+        let changed = next != side;
+        side = next;
+        for (c, centre) in centres.iter_mut().enumerate() {
+            let mut sum = vec![0.0f64; unit[0].len()];
+            for (u, &s) in unit.iter().zip(&side) {
+                if s == (c == 1) {
+                    for (a, x) in sum.iter_mut().zip(u) {
+                        *a += x;
+                    }
+                }
+            }
+            let norm = dot(&sum, &sum).sqrt();
+            if norm > 0.0 {
+                *centre = sum.iter().map(|x| x / norm).collect();
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let part = |second: bool| -> Vec<usize> {
+        members
+            .iter()
+            .zip(&side)
+            .filter(|&(_, &s)| s == second)
+            .map(|(&m, _)| m)
+            .collect()
+    };
+    let (a, b) = (part(false), part(true));
+    if a.len() < CORE_TOP || b.len() < CORE_TOP {
+        return None;
+    }
+    let vector = |part: &[usize]| {
+        let vectors: Vec<&[f32]> = part.iter().map(|&s| embeddings[s].as_slice()).collect();
+        classify::harmonic_mean_vector(&vectors)
+    };
+    let distance = 1.0 - termspace::cosine(&vector(&a), &vector(&b));
+    (distance > bound).then_some((a, b))
 }
 
 /// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
@@ -630,6 +763,71 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn split_cores_separates_two_tight_groups_and_leaves_one_alone() {
+        // Six segments near x, six near y: two cores at cosine distance ≈ 1.
+        let mut embeddings = Vec::new();
+        for i in 0..6 {
+            embeddings.push(vec![1.0, 0.02 * i as f32, 0.0]);
+            embeddings.push(vec![0.02 * i as f32, 1.0, 0.0]);
+        }
+        let members: Vec<usize> = (0..12).collect();
+        let (a, b) = split_cores(&embeddings, &members, 0.5).expect("two cores");
+        assert_eq!(a, [0, 2, 4, 6, 8, 10]);
+        assert_eq!(b, [1, 3, 5, 7, 9, 11]);
+        // Farther apart than the bound only: with a bound above their distance, no split.
+        assert!(split_cores(&embeddings, &members, 1.5).is_none());
+        // Fewer than CORE_TOP on a side: no split.
+        assert!(split_cores(&embeddings, &members[..9], 0.5).is_none());
+        // One core: the parts lie close, no split.
+        let one: Vec<Vec<f32>> = (0..12).map(|i| vec![1.0, 0.01 * i as f32, 0.0]).collect();
+        assert!(split_cores(&one, &members, 0.1).is_none());
+    }
+
+    #[test]
+    fn the_core_rule_drops_episodes_whose_top_segments_are_loose() {
+        // Three tight episodes (identical segments) and one loose one (spread segments), each
+        // of 8 segments along its own axis of a 6-dimensional space.
+        let mut embeddings = Vec::new();
+        for axis in 0..3 {
+            for _ in 0..8 {
+                let mut v = vec![0.0f32; 6];
+                v[axis] = 1.0;
+                embeddings.push(v);
+            }
+        }
+        for i in 0..8 {
+            let mut v = vec![0.0f32; 6];
+            v[3] = 1.0;
+            v[4 + i % 2] = if i < 4 { 1.0 } else { -1.0 };
+            embeddings.push(v);
+        }
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let input = input_of(&segments, &vectors, &embeddings);
+        let specs: Vec<EpisodeSpec> = (0..4)
+            .map(|axis| {
+                let mut v = vec![0.0f32; 6];
+                v[axis] = 1.0;
+                spec(v)
+            })
+            .collect();
+        let params = EpisodeParams {
+            confidence: ConfidenceRule::All,
+            cohesion: select::CohesionRule::All,
+            size: select::SizeRule::All,
+            rank_neighbors: 3,
+            ..EpisodeParams::default()
+        };
+        let count = |p: &EpisodeParams| assign(&input, "e", &specs, p, 0).0.len();
+        assert_eq!(count(&params), 4);
+        let core = EpisodeParams {
+            core: select::CohesionRule::MeanMinusStd,
+            ..params
+        };
+        assert_eq!(count(&core), 3);
     }
 
     #[test]
