@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::checkpoint::{self, Checkpoint, CheckpointError, SegmentDigest};
-use super::exchange::{router, shuffle, EventReport, Gathered, Outputs, ToOwner, TrialAnswer};
-use super::llm::{ask_llm, classify_with_llm, normalise};
+use super::exchange::{router, shuffle, EncodedUnit, EventReport, Gathered, ToOwner, TrialAnswer};
+use super::fault::fault;
+use super::llm::{ask_llm, classify_with_llm};
+use super::outputs::Outputs;
+use super::pending::Pending;
 use super::report::{EventStatus, LlmReport, StageTime};
-use super::units::{
-    assemble, encode_units, unit_of, unit_sizes, Encoded, EncodedUnit, Encoders, UnitKey,
-};
-use super::{fault, Shared};
+use super::shared::Shared;
+use super::units::{assemble, encode_units, unit_of, unit_sizes, Encoded, Encoders, UnitKey};
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
 use crate::stats::keys;
@@ -578,39 +579,6 @@ pub(super) fn set_failed(status: &mut EventStatus, error: String) {
     tracing::warn!("{}: skipped: {error}", status.key_event);
     status.status = "failed".into();
     status.error = Some(error);
-}
-
-/// One event after §3–§4, waiting for episodes.
-pub(super) struct Pending {
-    pub(super) segments: Vec<Segment>,
-    pub(super) embeddings: Vec<Vec<f32>>,
-    pub(super) prepared: episodes::Prepared,
-}
-
-/// Classification needs no word vectors.
-pub(super) static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f32>>> =
-    std::sync::LazyLock::new(HashMap::new);
-
-impl Pending {
-    /// The event's segment embeddings by whitespace-normalised text: an LLM's example sentence
-    /// copied from a segment needs no new encoding.
-    pub(super) fn known_embeddings(&self) -> HashMap<String, Vec<f32>> {
-        self.segments
-            .iter()
-            .zip(&self.embeddings)
-            .map(|(s, e)| (normalise(&s.text), e.clone()))
-            .collect()
-    }
-
-    pub(super) fn input(&self) -> EventInput<'_> {
-        EventInput {
-            segments: &self.segments,
-            terms: Vec::new(),
-            pairs: Vec::new(),
-            word_vectors: &NO_VECTORS,
-            embeddings: &self.embeddings,
-        }
-    }
 }
 
 /// An event's term set (§1 expansion and synonym groups, pairs in the group sense) from its

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::event::Pending;
 use super::exchange::TrialAnswer;
+use super::pending::{normalise, Pending};
 use super::report::{EventLlm, Fallback};
 use crate::encoder::{DefaultBackend, Encoder};
 use crate::episodes::{self, EpisodeSpec};
@@ -145,10 +145,6 @@ pub(super) async fn ask_llm(
         context_tokens,
         cut,
     }
-}
-
-pub(super) fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// LLM episodes as classification targets (§6): each vector is the harmonic-weighted mean of

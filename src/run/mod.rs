@@ -8,8 +8,9 @@
 //! checkpoint ([`checkpoint`]) as soon as it is done. Then the commit ([`commit`]): process 0
 //! streams the final tables from the checkpoints, one event at a time, to their names, and
 //! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
-//! send each other is in [`exchange`], the encoder cache in `cache`, `run.json` and the errors in
-//! [`report`].
+//! send each other is in [`exchange`] (the rows of an event in [`outputs`]), the encoder cache in
+//! `cache`, `run.json` in [`report`] and the errors in [`error`]; what every worker shares is in
+//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`.
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
@@ -18,10 +19,15 @@
 mod cache;
 pub mod checkpoint;
 pub mod commit;
+mod error;
 mod event;
 mod exchange;
+mod fault;
 mod llm;
+mod outputs;
+mod pending;
 mod report;
+mod shared;
 mod units;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,12 +36,13 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub use exchange::Outputs;
+pub use error::RunError;
+pub use outputs::Outputs;
 pub use report::*;
 
 use crate::background;
 use crate::cluster::Cluster;
-use crate::encoder;
+use crate::encoder::fetch::resolve_model;
 use crate::job::Job;
 use crate::llm as llm_api;
 use crate::progress::Stage;
@@ -43,6 +50,8 @@ use crate::stats::{self, Round};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
 use exchange::Gathered;
+pub(crate) use fault::fault;
+use shared::Shared;
 
 /// How a run treats what is already in `--out` (not part of the job: it does not change
 /// results).
@@ -52,59 +61,6 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Write into an `--out` that holds files of something else.
     pub overwrite: bool,
-}
-
-/// Test hook (`EPIMINE_FAULT=point` or `point:n`): the process kills itself with SIGKILL when it
-/// reaches `point` for the n-th time (default the first): `statistics`, `encoding` (worker 0),
-/// `checkpoint` (after the n-th checkpoint this process wrote), `assembly` (after the n-th
-/// final table is in place). For the resume tests; never set it otherwise.
-pub(crate) fn fault(point: &str, n: usize) {
-    let Ok(spec) = std::env::var("EPIMINE_FAULT") else {
-        return;
-    };
-    let (name, at) = match spec.split_once(':') {
-        Some((name, at)) => (name, at.parse().unwrap_or(1)),
-        None => (spec.as_str(), 1),
-    };
-    if name == point && at == n {
-        tracing::warn!("EPIMINE_FAULT={spec}: killing this process");
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &std::process::id().to_string()])
-            .status();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        std::process::abort();
-    }
-}
-
-/// Finds the model folder: a directory as given, else a name in the model cache (a model that
-/// `models fetch` knows is fetched when missing).
-pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
-    let as_dir = Path::new(model);
-    if encoder::fetch::is_complete(as_dir) {
-        return Ok(as_dir.to_path_buf());
-    }
-    let cache = encoder::fetch::model_cache(None).map_err(|e| RunError::Model(e.to_string()))?;
-    let named = cache.join(model);
-    if encoder::fetch::is_complete(&named) {
-        return Ok(named);
-    }
-    if let Some(known) = encoder::fetch::known_model(model) {
-        let named = cache.join(known.name);
-        if encoder::fetch::is_complete(&named) {
-            return Ok(named);
-        }
-        let stage = Stage::start(&format!("fetching {}", known.repo));
-        let (dir, _) =
-            encoder::fetch::fetch_model(&cache, known, &encoder::fetch::Sources::from_env())
-                .await
-                .map_err(|e| RunError::Model(e.to_string()))?;
-        stage.finish(&dir.display().to_string());
-        return Ok(dir);
-    }
-    Err(RunError::Model(format!(
-        "`{model}` is neither a model folder (config.json, model.safetensors, tokenizer.json) nor a model in {}",
-        cache.display()
-    )))
 }
 
 fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
@@ -131,34 +87,6 @@ struct Distributed {
     models: ModelDirs,
     model_files: BTreeMap<String, String>,
     stages: Vec<StageTime>,
-}
-
-/// What every worker of the per-event stages shares.
-pub(super) struct Shared {
-    job: Job,
-    model_dir: PathBuf,
-    /// The sentence model's folder (`encoder.sentence_model`).
-    sentence_model_dir: Option<PathBuf>,
-    model_hash: String,
-    /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
-    settings: String,
-    /// This process's shares of the statistics' terms: worker index → event → terms (each
-    /// worker takes its own and sends it on to the events' owners).
-    terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
-    /// Only expansion and synonym groups (`epimine stats` with vectors).
-    terms_only: bool,
-    /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
-    out: Option<Location>,
-    /// Ignore existing checkpoints.
-    fresh: bool,
-    /// Checkpoints this process wrote.
-    checkpoints_written: AtomicUsize,
-    /// The LLM client (process 0).
-    llm: Option<Arc<llm_api::Client>>,
-    /// What went wrong on some worker.
-    errors: Mutex<Vec<String>>,
-    /// The progress of this process's workers, together.
-    progress: Progress,
 }
 
 /// The progress of the per-event stages, counted over every worker of this process: one bar
