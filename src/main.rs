@@ -307,9 +307,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             println!("{outcome}");
         }
         Command::Baseline(epimine::cli::BaselineCommand::Hdbscan(args)) => {
-            let params = epimine::density::DensityParams {
+            let params = epimine::clustering::density::DensityParams {
                 reduce: args.reduce,
-                umap: epimine::umap::UmapParams {
+                umap: epimine::clustering::umap::UmapParams {
                     seed: args.seed,
                     init: args.init,
                     ..Default::default()

@@ -17,7 +17,7 @@ use super::shared::Shared;
 use super::units::{assemble, encode_units, unit_of, unit_sizes, Encoded, Encoders, UnitKey};
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
-use crate::stats::keys;
+use crate::keys;
 use crate::storage::Location;
 use crate::tables::{Segment, Term};
 

@@ -9,7 +9,7 @@ use super::checkpoint::SegmentDigest;
 use super::exchange::{shuffle, EncodedUnit, ToOwner};
 use super::shared::Shared;
 use crate::encoder::{DefaultBackend, Encoder, WordSum};
-use crate::stats::keys;
+use crate::keys;
 use crate::tables::Segment;
 
 /// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).
