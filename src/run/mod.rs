@@ -19,16 +19,20 @@
 mod cache;
 pub mod checkpoint;
 pub mod commit;
+mod compute;
 mod error;
 mod event;
 mod exchange;
 mod fault;
+mod layout;
 mod llm;
 mod outputs;
 mod pending;
 mod report;
+mod reuse;
 mod shared;
 mod units;
+mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
