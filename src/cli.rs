@@ -282,6 +282,24 @@ pub struct StatsArgs {
     pub timely: TimelyArgs,
 }
 
+impl StatsArgs {
+    /// `epimine stats` with word vectors as a run's job: the corpus, background, output, model
+    /// and layout given, everything else the defaults.
+    pub fn job(&self) -> crate::job::Job {
+        crate::job::Job {
+            corpus: self.corpus.clone(),
+            background: self.background.clone(),
+            out: self.out.clone(),
+            encoder: crate::job::EncoderConfig {
+                model: self.model.clone(),
+                ..Default::default()
+            },
+            cluster: self.timely.settings(),
+            ..Default::default()
+        }
+    }
+}
+
 /// `epimine background …`.
 #[derive(Debug, Subcommand)]
 pub enum BackgroundCommand {
