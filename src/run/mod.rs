@@ -329,14 +329,38 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     cluster.preflight()?;
     // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
     let inputs = prepare(job, &runtime, false, &cluster)?;
+    let (out, job_entry) = open_out(job, options, &runtime, cluster.process)?;
+    let Some(done) = distributed(
+        job,
+        inputs,
+        false,
+        Some(out.clone()),
+        options.fresh,
+        &cluster,
+    )?
+    else {
+        return Ok(None);
+    };
+    let report = commit_run(job, &cluster, &runtime, &out, done, job_entry)?;
+    Ok(Some(RunOutcome {
+        report,
+        out: out.display().to_string(),
+    }))
+}
 
-    // `--out` before any work: writable, ours; un-committed while this run works.
+/// `--out` before any work: writable, ours; un-committed while this run works. Process 0 writes
+/// the resolved job there and returns its entry for `run.json`.
+fn open_out(
+    job: &Job,
+    options: &RunOptions,
+    runtime: &tokio::runtime::Runtime,
+    process: usize,
+) -> Result<(Location, Option<TableEntry>), RunError> {
     let out_error = |reason: String| RunError::Out {
         location: job.out.clone(),
         reason,
     };
     let out = Location::parse(&job.out, true).map_err(|e| out_error(e.to_string()))?;
-    let process = cluster.process;
     runtime
         .block_on(commit::check_out(&out, process, options.overwrite))
         .map_err(out_error)?;
@@ -354,30 +378,29 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }
+    Ok((out, job_entry))
+}
 
-    let Some(Distributed {
+/// The commit (process 0): the final tables from the checkpoints, then `run.json`, last.
+fn commit_run(
+    job: &Job,
+    cluster: &Cluster,
+    runtime: &tokio::runtime::Runtime,
+    out: &Location,
+    done: Distributed,
+    job_entry: Option<TableEntry>,
+) -> Result<RunReport, RunError> {
+    let Distributed {
         gathered,
         models,
         model_files,
         mut stages,
-    }) = distributed(
-        job,
-        inputs,
-        false,
-        Some(out.clone()),
-        options.fresh,
-        &cluster,
-    )?
-    else {
-        return Ok(None);
-    };
-
-    // The commit: the final tables from the checkpoints, then run.json.
+    } = done;
     let started = Instant::now();
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
-    let deleted = runtime.block_on(delete_stale(&out, &statuses))?;
+    let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = report::reset_peak_rss();
-    let mut tables = runtime.block_on(assemble_tables(&out, &statuses))?;
+    let mut tables = runtime.block_on(assemble_tables(out, &statuses))?;
     let assembly_memory = rss_before
         .zip(report::peak_rss())
         .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
@@ -425,10 +448,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         reason: e.to_string(),
     })?;
     runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
-    Ok(Some(RunOutcome {
-        report,
-        out: out.display().to_string(),
-    }))
+    Ok(report)
 }
 
 /// Deletes the checkpoints of events no longer in the corpus; returns how many.
