@@ -60,7 +60,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: String,
     /// Segments shown per episode.
-    #[arg(long, default_value_t = crate::report_html::DEFAULT_TOP_SEGMENTS)]
+    #[arg(long, default_value_t = crate::report::DEFAULT_TOP_SEGMENTS)]
     pub top_segments: usize,
     /// Their order: `rank` (the run's own ranking, `episodes.rank`; what eval's top k is) or
     /// `confidence` (classification confidence, highest first).

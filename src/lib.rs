@@ -4,7 +4,7 @@
 //! writes them on local disk or S3, [`import`] turns the dataset layout into the corpus tables,
 //! [`eval`] scores detected episodes (paper appendix C), and [`demo`] is the built-in default run.
 //! [`encoder`] holds the word and sentence encoders (ALGORITHM.md §1, §6) on burn, and
-//! [`encode`] is the command that runs them on a text file. [`report_html`] writes the HTML page
+//! [`encode`] is the command that runs them on a text file. [`report`] writes the HTML page
 //! of a run.
 // No unsafe code but one allowed call (`encoder::tune_allocator`, glibc `mallopt`).
 #![deny(unsafe_code)]
@@ -27,7 +27,7 @@ pub mod job;
 pub mod keys;
 pub mod llm;
 pub mod progress;
-pub mod report_html;
+pub mod report;
 pub mod run;
 pub mod segment;
 pub mod stats;

@@ -9,7 +9,7 @@ use epimine::clustering::umap::UmapParams;
 use epimine::encoder::{fetch, ShapePolicy};
 use epimine::storage::Location;
 use epimine::{
-    articles, background, baseline, demo, encode, eval, import, report_html, stats, synth, tables,
+    articles, background, baseline, demo, encode, eval, import, report, stats, synth, tables,
 };
 
 /// Colour in the log only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
@@ -107,16 +107,16 @@ async fn eval_command(args: cli::EvalArgs) -> anyhow::Result<ExitStatus> {
 async fn report_command(args: cli::ReportArgs) -> anyhow::Result<ExitStatus> {
     let run = Location::parse(&args.run, false)?;
     let corpus = Location::parse(&args.corpus, false)?;
-    let options = report_html::ReportOptions {
+    let options = report::ReportOptions {
         top_segments: args.top_segments,
         order: if args.order == "confidence" {
-            report_html::SegmentOrder::Confidence
+            report::SegmentOrder::Confidence
         } else {
-            report_html::SegmentOrder::Rank
+            report::SegmentOrder::Rank
         },
         trial: args.trial,
     };
-    let written = report_html::report(&run, &corpus, &args.out, &options).await?;
+    let written = report::report(&run, &corpus, &args.out, &options).await?;
     println!(
         "{} key events, {} episodes, {} bytes; wrote {}",
         written.events, written.episodes, written.bytes, written.location
