@@ -372,7 +372,7 @@ pub struct ImportArgs {
     /// Bad rows: `fail` writes nothing (default); `skip` writes the good rows and
     /// rejected.parquet.
     #[arg(long, value_enum, requires = "articles")]
-    pub on_error: Option<crate::articles::OnError>,
+    pub on_error: Option<crate::import::articles::OnError>,
     /// The length (characters) long paragraphs are cut to (default 360).
     #[arg(long, requires = "articles")]
     pub target_chars: Option<usize>,
@@ -380,10 +380,12 @@ pub struct ImportArgs {
 
 impl ImportArgs {
     /// The resolved `[import]` settings: job file, then flags.
-    pub fn import_config(&self) -> Result<crate::articles::ImportConfig, crate::job::JobError> {
+    pub fn import_config(
+        &self,
+    ) -> Result<crate::import::articles::ImportConfig, crate::job::JobError> {
         let mut config = match &self.job {
             Some(path) => crate::job::Job::from_file(path)?.import,
-            None => crate::articles::ImportConfig::default(),
+            None => crate::import::articles::ImportConfig::default(),
         };
         let c = &mut config.columns;
         for (flag, field) in [

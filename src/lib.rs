@@ -10,7 +10,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod articles;
 pub mod background;
 pub mod baseline;
 pub mod cli;
@@ -29,7 +28,6 @@ pub mod llm;
 pub mod progress;
 pub mod report;
 pub mod run;
-pub mod segment;
 pub mod stats;
 pub mod storage;
 pub mod synth;

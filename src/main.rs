@@ -7,10 +7,9 @@ use epimine::cli::{self, BackgroundCommand, BaselineCommand, Cli, Command, Model
 use epimine::clustering::density::DensityParams;
 use epimine::clustering::umap::UmapParams;
 use epimine::encoder::{fetch, ShapePolicy};
+use epimine::import::{self, articles};
 use epimine::storage::Location;
-use epimine::{
-    articles, background, baseline, demo, encode, eval, import, report, stats, synth, tables,
-};
+use epimine::{background, baseline, demo, encode, eval, report, stats, synth, tables};
 
 /// Colour in the log only on a terminal, and never with `NO_COLOR` set (https://no-color.org).
 fn colour() -> bool {

@@ -168,7 +168,7 @@ pub struct EventFiles {
 
 /// The lines of a text file with their 1-based numbers; a `\r` before `\n` and a leading BOM
 /// are dropped; invalid UTF-8 is an error naming the line; C0 control characters other than
-/// tab, and DEL, are removed ([`crate::segment::strip_controls`]), with a warning naming the file, how many,
+/// tab, and DEL, are removed ([`crate::import::segment::strip_controls`]), with a warning naming the file, how many,
 /// and the first line.
 fn lines<'a>(
     file: &str,
@@ -190,7 +190,7 @@ fn lines<'a>(
             file: file.to_string(),
             line: number,
         })?;
-        let (text, n) = crate::segment::strip_controls(text);
+        let (text, n) = crate::import::segment::strip_controls(text);
         if n > 0 && stripped == 0 {
             first_line = number;
         }
