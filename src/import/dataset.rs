@@ -242,184 +242,24 @@ pub struct ParsedEvent {
 
 /// Parses one event's files into rows (no I/O).
 pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
-    let name = |file: &str| format!("{}/{}", files.dir, file);
-    let seg_file = name(SEGMENTS_FILE);
-
-    // Segments and articles.
-    let mut segments: Vec<Segment> = Vec::new();
-    let (mut doc_id, mut seg_idx) = (0u32, 0u32);
-    for (_, text) in lines(&seg_file, &files.segments)? {
-        if text.trim().is_empty() {
-            if seg_idx > 0 {
-                doc_id += 1;
-                seg_idx = 0;
-            }
-            continue;
-        }
-        segments.push(Segment {
-            key_event: files.key_event.clone(),
-            theme: files.theme.clone(),
-            doc_id,
-            doc_date: None,
-            seg_idx,
-            text: text.to_string(),
-            source_id: None,
-            title: None,
-        });
-        seg_idx += 1;
-    }
-    if segments.is_empty() {
-        return Err(ImportError::NoSegments { file: seg_file });
-    }
+    let mut segments = read_segments(files)?;
     let articles = segments.last().map_or(0, |s| s.doc_id as usize + 1);
-
-    // Dates.
     if let Some(data) = &files.dates {
-        let file = name(DATES_FILE);
-        let mut dates = Vec::new();
-        for (line, text) in lines(&file, data)? {
-            if text.trim().is_empty() {
-                continue;
-            }
-            dates.push(parse_date(&text).ok_or_else(|| ImportError::BadDate {
-                file: file.clone(),
-                line,
-                text: text.to_string(),
-            })?);
-        }
-        if dates.len() != articles {
-            return Err(ImportError::DateCount {
-                dates_file: file,
-                dates: dates.len(),
-                segments_file: seg_file,
-                articles,
-            });
-        }
-        for s in &mut segments {
-            s.doc_date = Some(dates[s.doc_id as usize]);
-        }
+        set_dates(files, data, articles, &mut segments)?;
     }
-
-    // Labels, joined by exact text in order.
-    let mut labels = Vec::new();
-    let mut label_lines: Vec<(String, usize)> = Vec::new();
-    let mut unmatched_labels = 0;
-    if let Some(data) = &files.groundtruth {
-        let file = name(GROUNDTRUTH_FILE);
-        let mut by_text: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, s) in segments.iter().enumerate() {
-            by_text.entry(s.text.as_str()).or_default().push(i);
-        }
-        let mut taken = vec![false; segments.len()];
-        let mut cursor = 0usize;
-        let mut joined: Vec<(usize, String, usize)> = Vec::new();
-        for (line, text) in lines(&file, data)? {
-            if text.trim().is_empty() {
-                continue;
-            }
-            let bad = |reason: String| ImportError::BadLabel {
-                file: file.clone(),
-                line,
-                reason,
-            };
-            let (label, seg_text) = text
-                .split_once('\t')
-                .ok_or_else(|| bad("expected `LABEL<TAB>segment text`, found no tab".into()))?;
-            let label = label.trim();
-            if !valid_label(label) {
-                return Err(bad(format!(
-                    "label `{label}` is not an episode id, a comma-separated list of ids, `M` or `X`"
-                )));
-            }
-            let candidates = by_text.get(seg_text).map(Vec::as_slice).unwrap_or(&[]);
-            let ahead = candidates
-                .iter()
-                .copied()
-                .find(|&i| i >= cursor && !taken[i]);
-            let any = || candidates.iter().copied().find(|&i| !taken[i]);
-            match ahead.or_else(any) {
-                Some(i) => {
-                    taken[i] = true;
-                    cursor = i + 1;
-                    joined.push((i, label.to_string(), line));
-                }
-                None => {
-                    unmatched_labels += 1;
-                    tracing::warn!(
-                        "{file}:{line}: label text matches no remaining segment; not joined"
-                    );
-                }
-            }
-        }
-        joined.sort_by_key(|(i, _, _)| *i);
-        label_lines = joined
-            .iter()
-            .map(|(_, label, line)| (label.clone(), *line))
-            .collect();
-        labels = joined
-            .into_iter()
-            .map(|(i, label, _)| Label {
-                key_event: files.key_event.clone(),
-                doc_id: segments[i].doc_id,
-                seg_idx: segments[i].seg_idx,
-                label,
-            })
-            .collect();
-    }
-
-    // Gold episodes.
-    let mut gold: BTreeMap<u32, String> = BTreeMap::new();
-    if let Some(data) = &files.episodes {
-        let file = name(EPISODES_FILE);
-        for (line, text) in lines(&file, data)? {
-            if text.trim().is_empty() {
-                continue;
-            }
-            let bad = |reason: String| ImportError::BadEpisode {
-                file: file.clone(),
-                line,
-                reason,
-            };
-            let (id, description) = text
-                .split_once('\t')
-                .ok_or_else(|| bad("expected `ID<TAB>description`, found no tab".into()))?;
-            let id: u32 = id.trim().parse().map_err(|_| {
-                bad(format!(
-                    "episode id `{}` is not a non-negative integer",
-                    id.trim()
-                ))
-            })?;
-            if gold.insert(id, description.trim().to_string()).is_some() {
-                return Err(bad(format!("episode id {id} appears twice")));
-            }
-        }
-    }
-    // A label naming an episode that episodes.tsv does not describe: kept, but warned about,
-    // once per id, at its first line.
-    let mut unknown_label_ids = 0;
-    if files.episodes.is_some() {
-        let file = name(GROUNDTRUTH_FILE);
-        let mut unknown: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
-        for (label, line) in &label_lines {
-            if label == "M" || label == "X" {
-                continue;
-            }
-            for id in label.split(',').filter_map(|id| id.parse::<u32>().ok()) {
-                if !gold.contains_key(&id) {
-                    let entry = unknown.entry(id).or_insert((*line, 0));
-                    entry.0 = entry.0.min(*line);
-                    entry.1 += 1;
-                }
-            }
-        }
-        for (id, (line, count)) in unknown {
-            unknown_label_ids += count;
-            tracing::warn!(
-                "{file}:{line}: label id {id} is not in {} (kept as given; {count} label line(s) carry it)",
-                name(EPISODES_FILE)
-            );
-        }
-    }
+    let (labels, label_lines, unmatched_labels) = match &files.groundtruth {
+        Some(data) => join_labels(files, data, &segments)?,
+        None => (Vec::new(), Vec::new(), 0),
+    };
+    let gold = match &files.episodes {
+        Some(data) => read_gold(files, data)?,
+        None => BTreeMap::new(),
+    };
+    let unknown_label_ids = if files.episodes.is_some() {
+        warn_unknown_label_ids(files, &label_lines, &gold)
+    } else {
+        0
+    };
     let gold: Vec<GoldEpisode> = gold
         .into_iter()
         .map(|(episode_id, description)| GoldEpisode {
@@ -446,6 +286,208 @@ pub fn parse_event(files: &EventFiles) -> Result<ParsedEvent, ImportError> {
         gold_episodes: gold,
         summary,
     })
+}
+
+/// A file of the event's folder, as named in messages.
+fn file_name(files: &EventFiles, file: &str) -> String {
+    format!("{}/{}", files.dir, file)
+}
+
+/// Segments and articles: one segment a line, a blank line ends an article.
+fn read_segments(files: &EventFiles) -> Result<Vec<Segment>, ImportError> {
+    let seg_file = file_name(files, SEGMENTS_FILE);
+    let mut segments: Vec<Segment> = Vec::new();
+    let (mut doc_id, mut seg_idx) = (0u32, 0u32);
+    for (_, text) in lines(&seg_file, &files.segments)? {
+        if text.trim().is_empty() {
+            if seg_idx > 0 {
+                doc_id += 1;
+                seg_idx = 0;
+            }
+            continue;
+        }
+        segments.push(Segment {
+            key_event: files.key_event.clone(),
+            theme: files.theme.clone(),
+            doc_id,
+            doc_date: None,
+            seg_idx,
+            text: text.to_string(),
+            source_id: None,
+            title: None,
+        });
+        seg_idx += 1;
+    }
+    if segments.is_empty() {
+        return Err(ImportError::NoSegments { file: seg_file });
+    }
+    Ok(segments)
+}
+
+/// Dates: one a line, one per article.
+fn set_dates(
+    files: &EventFiles,
+    data: &[u8],
+    articles: usize,
+    segments: &mut [Segment],
+) -> Result<(), ImportError> {
+    let file = file_name(files, DATES_FILE);
+    let mut dates = Vec::new();
+    for (line, text) in lines(&file, data)? {
+        if text.trim().is_empty() {
+            continue;
+        }
+        dates.push(parse_date(&text).ok_or_else(|| ImportError::BadDate {
+            file: file.clone(),
+            line,
+            text: text.to_string(),
+        })?);
+    }
+    if dates.len() != articles {
+        return Err(ImportError::DateCount {
+            dates_file: file,
+            dates: dates.len(),
+            segments_file: file_name(files, SEGMENTS_FILE),
+            articles,
+        });
+    }
+    for s in segments {
+        s.doc_date = Some(dates[s.doc_id as usize]);
+    }
+    Ok(())
+}
+
+/// Labels, joined by exact text in order; with each joined label's line, and how many lines
+/// matched no remaining segment.
+#[allow(clippy::type_complexity)]
+fn join_labels(
+    files: &EventFiles,
+    data: &[u8],
+    segments: &[Segment],
+) -> Result<(Vec<Label>, Vec<(String, usize)>, usize), ImportError> {
+    let file = file_name(files, GROUNDTRUTH_FILE);
+    let mut unmatched_labels = 0;
+    let mut by_text: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, s) in segments.iter().enumerate() {
+        by_text.entry(s.text.as_str()).or_default().push(i);
+    }
+    let mut taken = vec![false; segments.len()];
+    let mut cursor = 0usize;
+    let mut joined: Vec<(usize, String, usize)> = Vec::new();
+    for (line, text) in lines(&file, data)? {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| ImportError::BadLabel {
+            file: file.clone(),
+            line,
+            reason,
+        };
+        let (label, seg_text) = text
+            .split_once('\t')
+            .ok_or_else(|| bad("expected `LABEL<TAB>segment text`, found no tab".into()))?;
+        let label = label.trim();
+        if !valid_label(label) {
+            return Err(bad(format!(
+                "label `{label}` is not an episode id, a comma-separated list of ids, `M` or `X`"
+            )));
+        }
+        let candidates = by_text.get(seg_text).map(Vec::as_slice).unwrap_or(&[]);
+        let ahead = candidates
+            .iter()
+            .copied()
+            .find(|&i| i >= cursor && !taken[i]);
+        let any = || candidates.iter().copied().find(|&i| !taken[i]);
+        match ahead.or_else(any) {
+            Some(i) => {
+                taken[i] = true;
+                cursor = i + 1;
+                joined.push((i, label.to_string(), line));
+            }
+            None => {
+                unmatched_labels += 1;
+                tracing::warn!(
+                    "{file}:{line}: label text matches no remaining segment; not joined"
+                );
+            }
+        }
+    }
+    joined.sort_by_key(|(i, _, _)| *i);
+    let label_lines = joined
+        .iter()
+        .map(|(_, label, line)| (label.clone(), *line))
+        .collect();
+    let labels = joined
+        .into_iter()
+        .map(|(i, label, _)| Label {
+            key_event: files.key_event.clone(),
+            doc_id: segments[i].doc_id,
+            seg_idx: segments[i].seg_idx,
+            label,
+        })
+        .collect();
+    Ok((labels, label_lines, unmatched_labels))
+}
+
+/// Gold episodes by id: `ID<TAB>description` a line.
+fn read_gold(files: &EventFiles, data: &[u8]) -> Result<BTreeMap<u32, String>, ImportError> {
+    let mut gold: BTreeMap<u32, String> = BTreeMap::new();
+    let file = file_name(files, EPISODES_FILE);
+    for (line, text) in lines(&file, data)? {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| ImportError::BadEpisode {
+            file: file.clone(),
+            line,
+            reason,
+        };
+        let (id, description) = text
+            .split_once('\t')
+            .ok_or_else(|| bad("expected `ID<TAB>description`, found no tab".into()))?;
+        let id: u32 = id.trim().parse().map_err(|_| {
+            bad(format!(
+                "episode id `{}` is not a non-negative integer",
+                id.trim()
+            ))
+        })?;
+        if gold.insert(id, description.trim().to_string()).is_some() {
+            return Err(bad(format!("episode id {id} appears twice")));
+        }
+    }
+    Ok(gold)
+}
+
+/// A label naming an episode that episodes.tsv does not describe: kept, but warned about, once
+/// per id, at its first line. Returns how many label lines carry such ids.
+fn warn_unknown_label_ids(
+    files: &EventFiles,
+    label_lines: &[(String, usize)],
+    gold: &BTreeMap<u32, String>,
+) -> usize {
+    let mut unknown_label_ids = 0;
+    let file = file_name(files, GROUNDTRUTH_FILE);
+    let mut unknown: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    for (label, line) in label_lines {
+        if label == "M" || label == "X" {
+            continue;
+        }
+        for id in label.split(',').filter_map(|id| id.parse::<u32>().ok()) {
+            if !gold.contains_key(&id) {
+                let entry = unknown.entry(id).or_insert((*line, 0));
+                entry.0 = entry.0.min(*line);
+                entry.1 += 1;
+            }
+        }
+    }
+    for (id, (line, count)) in unknown {
+        unknown_label_ids += count;
+        tracing::warn!(
+            "{file}:{line}: label id {id} is not in {} (kept as given; {count} label line(s) carry it)",
+            file_name(files, EPISODES_FILE)
+        );
+    }
+    unknown_label_ids
 }
 
 /// Finds every event folder below `src` and reads its files.
