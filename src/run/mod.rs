@@ -16,6 +16,7 @@
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
 //! checkpoints in `_checkpoints/`.
 
+mod assemble;
 mod cache;
 pub mod checkpoint;
 pub mod commit;
@@ -34,7 +35,7 @@ mod shared;
 mod units;
 mod worker;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -51,8 +52,8 @@ use crate::job::Job;
 use crate::llm as llm_api;
 use crate::progress::Stage;
 use crate::stats::{self, Round};
-use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::storage::Location;
+use assemble::{commit_run, Finished};
 use exchange::Gathered;
 pub(crate) use fault::fault;
 use shared::Shared;
@@ -341,7 +342,24 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     else {
         return Ok(None);
     };
-    let report = commit_run(job, &cluster, &runtime, &out, done, job_entry)?;
+    let Distributed {
+        gathered,
+        models,
+        model_files,
+        stages,
+    } = done;
+    let model = ModelInfo {
+        dir: models.words.display().to_string(),
+        sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
+        files: model_files,
+    };
+    let finished = Finished {
+        gathered,
+        model,
+        stages,
+        job_entry,
+    };
+    let report = commit_run(job, &cluster, &runtime, &out, finished)?;
     Ok(Some(RunOutcome {
         report,
         out: out.display().to_string(),
@@ -379,159 +397,6 @@ fn open_out(
         })?;
     }
     Ok((out, job_entry))
-}
-
-/// The commit (process 0): the final tables from the checkpoints, then `run.json`, last.
-fn commit_run(
-    job: &Job,
-    cluster: &Cluster,
-    runtime: &tokio::runtime::Runtime,
-    out: &Location,
-    done: Distributed,
-    job_entry: Option<TableEntry>,
-) -> Result<RunReport, RunError> {
-    let Distributed {
-        gathered,
-        models,
-        model_files,
-        mut stages,
-    } = done;
-    let started = Instant::now();
-    let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
-    let deleted = runtime.block_on(delete_stale(out, &statuses))?;
-    let rss_before = report::reset_peak_rss();
-    let mut tables = runtime.block_on(assemble_tables(out, &statuses))?;
-    let assembly_memory = rss_before
-        .zip(report::peak_rss())
-        .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
-            rss_before_mib,
-            peak_mib,
-        });
-    tables.extend(job_entry);
-    stages.push(StageTime {
-        stage: "write".into(),
-        seconds: started.elapsed().as_secs_f64(),
-    });
-    let summary = CheckpointSummary {
-        computed: statuses
-            .iter()
-            .filter(|s| s.checkpoint == "computed")
-            .count(),
-        reused: statuses.iter().filter(|s| s.checkpoint == "reused").count(),
-        deleted,
-        encoded_units: statuses.iter().map(|s| u64::from(s.encoded_units)).sum(),
-        waves: gathered.waves,
-    };
-    let report = RunReport {
-        format: checkpoint::FORMAT,
-        epimine_version: env!("CARGO_PKG_VERSION"),
-        job: job.clone(),
-        layout: cluster.clone(),
-        model: Some(ModelInfo {
-            dir: models.words.display().to_string(),
-            sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
-            files: model_files,
-        }),
-        stages,
-        llm: gathered.llm,
-        // Skipped events, and events whose LLM trials fell back to no-LLM episodes.
-        partial: statuses
-            .iter()
-            .any(|s| s.status != "ok" || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())),
-        events: statuses,
-        checkpoints: summary,
-        tables,
-        assembly_memory,
-    };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| RunError::Out {
-        location: out.display_child(commit::MANIFEST),
-        reason: e.to_string(),
-    })?;
-    runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
-    Ok(report)
-}
-
-/// Deletes the checkpoints of events no longer in the corpus; returns how many.
-async fn delete_stale(out: &Location, statuses: &[EventStatus]) -> Result<usize, StorageError> {
-    let current: BTreeSet<String> = statuses
-        .iter()
-        .map(|s| checkpoint::object_name(&s.key_event))
-        .collect();
-    let mut deleted = 0;
-    for name in out.list().await? {
-        if name.starts_with(&format!("{}/", checkpoint::DIR)) && !current.contains(&name) {
-            tracing::info!("deleting {name}: its event is no longer in the corpus");
-            out.delete(&name).await?;
-            deleted += 1;
-        }
-    }
-    Ok(deleted)
-}
-
-/// Streams the final tables from the checkpoints, one event at a time in event order, each
-/// table whole or not at all, and returns their entries for `run.json`.
-async fn assemble_tables(
-    out: &Location,
-    statuses: &[EventStatus],
-) -> Result<Vec<TableEntry>, RunError> {
-    let mut episodes = out.table_writer::<Episode>()?;
-    let mut assignments = out.table_writer::<Assignment>()?;
-    let mut fragments = out.table_writer::<FragmentRow>()?;
-    let mut terms = out.table_writer::<Term>()?;
-    let mut pairs = out.table_writer::<Pair>()?;
-    let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
-    let streamed = async {
-        for status in statuses {
-            let c = checkpoint::read(out, &status.key_event).await?;
-            let c = match c {
-                Some(c) if c.fingerprint == status.fingerprint => c,
-                found => {
-                    return Err(RunError::Out {
-                        location: out.display_child(&checkpoint::object_name(&status.key_event)),
-                        reason: format!(
-                            "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
-                            status.key_event,
-                            if found.is_some() { "another run's" } else { "missing" }
-                        ),
-                    })
-                }
-            };
-            let o = c.outputs;
-            episodes.push(o.episodes).await?;
-            assignments.push(o.assignments).await?;
-            fragments.push(o.fragments).await?;
-            terms.push(o.terms).await?;
-            pairs.push(o.pairs).await?;
-            stage.inc();
-        }
-        Ok(())
-    }
-    .await;
-    if let Err(e) = streamed {
-        episodes.abort().await;
-        assignments.abort().await;
-        fragments.abort().await;
-        terms.abort().await;
-        pairs.abort().await;
-        return Err(e);
-    }
-    stage.finish();
-    let mut entries = Vec::new();
-    let mut done = |name: String, w: crate::storage::Written| {
-        entries.push(TableEntry {
-            name,
-            sha256: w.sha256,
-            rows: w.rows,
-            bytes: w.bytes,
-        });
-        fault("assembly", entries.len());
-    };
-    done(Episode::file_name(), episodes.finish().await?);
-    done(Assignment::file_name(), assignments.finish().await?);
-    done(Term::file_name(), terms.finish().await?);
-    done(Pair::file_name(), pairs.finish().await?);
-    done(FragmentRow::file_name(), fragments.finish().await?);
-    Ok(entries)
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each
