@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The shape of src/: files over 500 lines, functions over 100 lines, and circles among the
-crate's modules (issue 28). Prints three lists; exits 0. Usage: scripts/code-shape.py [SRC]
+crate's modules (issue 28): among the top-level modules (a module and everything below it as
+one), then among all modules. Prints the lists; exits 0. Usage: scripts/code-shape.py [SRC]
 
 A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
 non-test code (a `use` or an inline `crate::`/`super::`/`self::` path) that names B or something
@@ -113,7 +114,7 @@ def expand_use(tree, prefix=()):
     return [prefix + tuple(p.strip() for p in name.split("::") if p.strip())]
 
 
-def resolve(path, here, is_dir_mod, known):
+def resolve(path, here, known):
     """A path as written in module `here` -> the deepest known module it names, or None."""
     if not path:
         return None
@@ -185,14 +186,13 @@ def main():
             if last - first + 1 > FN_LIMIT:
                 long_fns.append((last - first + 1, f"{rel}::{m.group(1)}"))
         code = cut_tests(code)
-        is_dir_mod = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
         paths = []
         for u in re.finditer(r"\buse\s+([^;]+);", code):
             paths += expand_use(u.group(1))
         for p in re.finditer(r"(?<![\w:])(\w+(?:::\w+)+)", code):
             paths.append(tuple(p.group(1).split("::")))
         for p in paths:
-            target = resolve(p, mod, is_dir_mod, known)
+            target = resolve(p, mod, known)
             if target is not None and target != mod and target != ():
                 edges[mod].add(target)
     big_files.sort(reverse=True)
