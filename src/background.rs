@@ -85,7 +85,7 @@ impl Background {
         match self {
             Background::Text(docs) => {
                 for (i, doc) in docs.iter().enumerate() {
-                    if crate::stats::keys::owner(i, peers) == index {
+                    if crate::keys::owner(i, peers) == index {
                         for term in text::distinct_terms(doc) {
                             *counts.entry(term).or_default() += 1;
                         }
@@ -94,7 +94,7 @@ impl Background {
             }
             Background::Table { doc_freq, .. } => {
                 for (i, (term, n)) in doc_freq.iter().enumerate() {
-                    if crate::stats::keys::owner(i, peers) == index {
+                    if crate::keys::owner(i, peers) == index {
                         counts.insert(term.clone(), *n);
                     }
                 }

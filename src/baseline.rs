@@ -5,7 +5,7 @@
 //!   k-means with k = its number of gold episodes; each cluster is an episode, its segments
 //!   ranked by distance to the centroid. linfa-clustering's k-means with a fixed seed
 //!   (Xoshiro256+), so runs repeat.
-//! - `hdbscan`: density clusters per key event ([`crate::density`]), noise unassigned.
+//! - `hdbscan`: density clusters per key event ([`crate::clustering::density`]), noise unassigned.
 
 use std::collections::BTreeMap;
 
@@ -15,18 +15,27 @@ use ndarray::Array2;
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 
-use crate::density::{self, DensityParams};
+use crate::clustering::density::{self, DensityParams};
+use crate::encoder::fetch::{resolve_model, ResolveError};
 use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
-use crate::run::{resolve_model, RunError};
-use crate::storage::Location;
+use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, GoldEpisode, Segment};
 
 /// Errors of the baselines.
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
-    /// Reading, encoding or writing failed.
+    /// Reading or writing failed.
     #[error(transparent)]
-    Run(#[from] RunError),
+    Storage(#[from] StorageError),
+    /// The model could not be found or fetched.
+    #[error("model: {0}")]
+    Resolve(#[from] ResolveError),
+    /// The encoder failed.
+    #[error("encoder: {0}")]
+    Encoder(#[from] encoder::EncoderError),
+    /// The clustering failed, or no runtime could be started.
+    #[error("model: {0}")]
+    Model(String),
     /// The density settings are invalid.
     #[error(transparent)]
     Density(#[from] density::DensityError),
@@ -40,7 +49,7 @@ type Clusters = Result<Vec<Vec<(usize, f64)>>, String>;
 /// Runs the baseline and writes `episodes.parquet` and `assignments.parquet` under `out`.
 /// Returns a one-line summary.
 pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String, BaselineError> {
-    Ok(per_event(
+    per_event(
         corpus,
         out,
         model,
@@ -61,7 +70,7 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
                 .max_n_iterations(300)
                 .tolerance(1e-6)
                 .fit(&dataset)
-                .map_err(|e| RunError::Model(format!("{event}: k-means: {e}")))?;
+                .map_err(|e| BaselineError::Model(format!("{event}: k-means: {e}")))?;
             let labels = fitted.predict(&records);
             let centroids = fitted.centroids();
             let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); k];
@@ -83,12 +92,12 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
                 })
                 .collect()))
         },
-    )?)
+    )
 }
 
 /// `epimine baseline hdbscan`: HDBSCAN over the UMAP layout of each event's sentence embeddings
 /// (BERTopic's clustering; `params.reduce` can skip the UMAP step); noise stays unassigned, each
-/// cluster's segments are ranked by membership ([`crate::density`]). Needs no gold episode
+/// cluster's segments are ranked by membership ([`crate::clustering::density`]). Needs no gold episode
 /// count.
 pub fn hdbscan(
     corpus: &str,
@@ -97,25 +106,19 @@ pub fn hdbscan(
     params: &DensityParams,
 ) -> Result<String, BaselineError> {
     params.validate()?;
-    Ok(per_event(
-        corpus,
-        out,
-        model,
-        "hdbscan",
-        |_, _, _, vectors| {
-            let vectors = vectors()?;
-            let rows: Vec<Vec<f32>> = (0..vectors.len())
-                .map(|i| vectors.row(i).to_vec())
-                .collect();
-            match density::clusters(&rows, params) {
-                Ok(found) => Ok(Ok(found
-                    .into_iter()
-                    .map(|c| c.members.into_iter().zip(c.membership).collect())
-                    .collect())),
-                Err(e) => Ok(Err(e.to_string())),
-            }
-        },
-    )?)
+    per_event(corpus, out, model, "hdbscan", |_, _, _, vectors| {
+        let vectors = vectors()?;
+        let rows: Vec<Vec<f32>> = (0..vectors.len())
+            .map(|i| vectors.row(i).to_vec())
+            .collect();
+        match density::clusters(&rows, params) {
+            Ok(found) => Ok(Ok(found
+                .into_iter()
+                .map(|c| c.members.into_iter().zip(c.membership).collect())
+                .collect())),
+            Err(e) => Ok(Err(e.to_string())),
+        }
+    })
 }
 
 /// The baselines' shared frame: reads the corpus, encodes each event's segments when its
@@ -127,19 +130,19 @@ fn per_event<F>(
     model: &str,
     source: &str,
     mut cluster: F,
-) -> Result<String, RunError>
+) -> Result<String, BaselineError>
 where
     F: FnMut(
         &str,
         usize,
         usize,
-        &dyn Fn() -> Result<Vectors, RunError>,
-    ) -> Result<Clusters, RunError>,
+        &dyn Fn() -> Result<Vectors, BaselineError>,
+    ) -> Result<Clusters, BaselineError>,
 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| RunError::Model(e.to_string()))?;
+        .map_err(|e| BaselineError::Model(e.to_string()))?;
     let corpus = Location::parse(corpus, false)?;
     let out = Location::parse(out, true)?;
     let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
@@ -159,7 +162,8 @@ where
     for (event, segs) in &by_event {
         bar.set_message(event);
         let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
-        let vectors = || -> Result<Vectors, RunError> { Ok(encoder.sentence_embeddings(&texts)?) };
+        let vectors =
+            || -> Result<Vectors, BaselineError> { Ok(encoder.sentence_embeddings(&texts)?) };
         let gold = k_of.get(event).copied().unwrap_or(0);
         let clusters = match cluster(event, segs.len(), gold, &vectors)? {
             Ok(c) => c,

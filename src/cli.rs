@@ -60,7 +60,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub out: String,
     /// Segments shown per episode.
-    #[arg(long, default_value_t = crate::report_html::DEFAULT_TOP_SEGMENTS)]
+    #[arg(long, default_value_t = crate::report::DEFAULT_TOP_SEGMENTS)]
     pub top_segments: usize,
     /// Their order: `rank` (the run's own ranking, `episodes.rank`; what eval's top k is) or
     /// `confidence` (classification confidence, highest first).
@@ -198,13 +198,13 @@ pub struct HdbscanArgs {
     /// What HDBSCAN clusters: the UMAP layout of the embeddings (BERTopic's pipeline) or the
     /// embeddings themselves.
     #[arg(long, value_enum, default_value = "umap")]
-    pub reduce: crate::density::Reduce,
+    pub reduce: crate::clustering::density::Reduce,
     /// Seed of the UMAP layout.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Start layout of UMAP: umap-learn's spectral start (BERTopic's) or a random one.
     #[arg(long, value_enum, default_value = "spectral")]
-    pub init: crate::umap::Init,
+    pub init: crate::clustering::umap::Init,
 }
 
 /// `epimine baseline kmeans`.
@@ -282,6 +282,24 @@ pub struct StatsArgs {
     pub timely: TimelyArgs,
 }
 
+impl StatsArgs {
+    /// `epimine stats` with word vectors as a run's job: the corpus, background, output, model
+    /// and layout given, everything else the defaults.
+    pub fn job(&self) -> crate::job::Job {
+        crate::job::Job {
+            corpus: self.corpus.clone(),
+            background: self.background.clone(),
+            out: self.out.clone(),
+            encoder: crate::job::EncoderConfig {
+                model: self.model.clone(),
+                ..Default::default()
+            },
+            cluster: self.timely.settings(),
+            ..Default::default()
+        }
+    }
+}
+
 /// `epimine background …`.
 #[derive(Debug, Subcommand)]
 pub enum BackgroundCommand {
@@ -354,7 +372,7 @@ pub struct ImportArgs {
     /// Bad rows: `fail` writes nothing (default); `skip` writes the good rows and
     /// rejected.parquet.
     #[arg(long, value_enum, requires = "articles")]
-    pub on_error: Option<crate::articles::OnError>,
+    pub on_error: Option<crate::import::articles::OnError>,
     /// The length (characters) long paragraphs are cut to (default 360).
     #[arg(long, requires = "articles")]
     pub target_chars: Option<usize>,
@@ -362,10 +380,12 @@ pub struct ImportArgs {
 
 impl ImportArgs {
     /// The resolved `[import]` settings: job file, then flags.
-    pub fn import_config(&self) -> Result<crate::articles::ImportConfig, crate::job::JobError> {
+    pub fn import_config(
+        &self,
+    ) -> Result<crate::import::articles::ImportConfig, crate::job::JobError> {
         let mut config = match &self.job {
             Some(path) => crate::job::Job::from_file(path)?.import,
-            None => crate::articles::ImportConfig::default(),
+            None => crate::import::articles::ImportConfig::default(),
         };
         let c = &mut config.columns;
         for (flag, field) in [

@@ -2,7 +2,7 @@
 //! per-event stages of `epimine run` read a corpus this way: the row groups of every
 //! `segments*.parquet`, in name order, dealt to the workers by [`keys::owner`].
 
-use crate::stats::keys;
+use crate::keys;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Segment, Table};
 

@@ -181,7 +181,7 @@ pub struct Job {
     pub llm: LlmConfig,
     /// `epimine import --articles`: column names, bad rows, how articles are cut.
     #[serde(default)]
-    pub import: crate::articles::ImportConfig,
+    pub import: crate::import::articles::ImportConfig,
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted

@@ -1,37 +1,41 @@
 //! epimine: unsupervised episode detection for large news events (EpiMine, ACL 2025).
 //!
-//! Modules follow the pipeline: [`tables`] defines every table once, [`storage`] reads and
-//! writes them on local disk or S3, [`import`] turns the dataset layout into the corpus tables,
-//! [`eval`] scores detected episodes (paper appendix C), and [`demo`] is the built-in default run.
-//! [`encoder`] holds the word and sentence encoders (ALGORITHM.md §1, §6) on burn, and
-//! [`encode`] is the command that runs them on a text file. [`report_html`] writes the HTML page
-//! of a run.
+//! Modules, lowest first (each imports only modules before it in this list):
+//! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
+//!   disk or S3, [`text`] tokenizes, [`keys`] shards every exchange, [`progress`] shows progress,
+//!   [`cluster`] is the layout of processes and workers;
+//! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
+//!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
+//!   and sentence encoders (ALGORITHM.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
+//!   linkage cut, [`llm`] the LLM client (§5), [`stats`] the statistics dataflow (§1–§2),
+//!   [`episodes`] the per-event stages (§3–§6), and [`job`] a run's settings, theirs together;
+//! - the commands: [`encode`], [`run`] (the whole pipeline), [`eval`] (paper appendix C),
+//!   [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the built-in
+//!   default run); [`cli`] parses them for the binary (`src/main.rs`).
 // No unsafe code but one allowed call (`encoder::tune_allocator`, glibc `mallopt`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod articles;
 pub mod background;
 pub mod baseline;
 pub mod cli;
 pub mod cluster;
+pub mod clustering;
 pub mod corpus;
 pub mod demo;
-pub mod density;
 pub mod encode;
 pub mod encoder;
 pub mod episodes;
 pub mod eval;
 pub mod import;
 pub mod job;
+pub mod keys;
 pub mod llm;
 pub mod progress;
-pub mod report_html;
+pub mod report;
 pub mod run;
-pub mod segment;
 pub mod stats;
 pub mod storage;
 pub mod synth;
 pub mod tables;
 pub mod text;
-pub mod umap;

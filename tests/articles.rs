@@ -62,7 +62,7 @@ fn csv_text(rows: &[Row]) -> String {
 fn write_parquet(path: &Path, rows: &[Row]) {
     let secs: Vec<i64> = rows
         .iter()
-        .map(|r| epimine::articles::parse_time(r.2).unwrap())
+        .map(|r| epimine::import::articles::parse_time(r.2).unwrap())
         .collect();
     let schema = Arc::new(Schema::new(vec![
         Field::new("key_event", DataType::Utf8, false),
@@ -350,7 +350,10 @@ fn columns_by_flag_unix_seconds_and_typed_errors() {
 fn the_example_job_documents_the_default_import_settings() {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/example.toml");
     let job = epimine::job::Job::from_file(&path).unwrap();
-    assert_eq!(job.import, epimine::articles::ImportConfig::default());
+    assert_eq!(
+        job.import,
+        epimine::import::articles::ImportConfig::default()
+    );
 }
 
 #[test]

@@ -372,7 +372,7 @@ fn import_says_what_it_skipped_stripped_and_cut() {
     let result = epimine(&["import", "--articles", s(&articles), "--out", s(&out)]);
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(result.status.success(), "{stderr}");
-    let max = epimine::segment::MAX_SEGMENT_CHARS;
+    let max = epimine::import::segment::MAX_SEGMENT_CHARS;
     assert!(
         stderr.contains(&format!("longer than {max} characters")),
         "{stderr}"

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use epimine::report_html::iso_day;
+use epimine::report::iso_day;
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, Segment};
 use util::*;

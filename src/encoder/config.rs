@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::EncoderError;
+use super::error::EncoderError;
 
 /// The encoder families this crate runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

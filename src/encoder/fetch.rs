@@ -149,6 +149,22 @@ pub enum FetchError {
     },
 }
 
+/// Errors of [`resolve_model`].
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The cache could not be chosen, or the fetch failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// Neither a model folder nor a model in the cache, nor one `models fetch` knows.
+    #[error("`{model}` is neither a model folder (config.json, model.safetensors, tokenizer.json) nor a model in {}", cache.display())]
+    NotFound {
+        /// The name or path given.
+        model: String,
+        /// The model cache.
+        cache: PathBuf,
+    },
+}
+
 /// Where the model files come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sources {
@@ -320,6 +336,34 @@ pub async fn fetch_model(
         });
     }
     Ok((target, fetched))
+}
+
+/// Finds the model folder: a directory as given, else a name in the model cache (a model that
+/// `models fetch` knows is fetched when missing).
+pub async fn resolve_model(model: &str) -> Result<PathBuf, ResolveError> {
+    let as_dir = Path::new(model);
+    if is_complete(as_dir) {
+        return Ok(as_dir.to_path_buf());
+    }
+    let cache = model_cache(None)?;
+    let named = cache.join(model);
+    if is_complete(&named) {
+        return Ok(named);
+    }
+    if let Some(known) = known_model(model) {
+        let named = cache.join(known.name);
+        if is_complete(&named) {
+            return Ok(named);
+        }
+        let stage = crate::progress::Stage::start(&format!("fetching {}", known.repo));
+        let (dir, _) = fetch_model(&cache, known, &Sources::from_env()).await?;
+        stage.finish(&dir.display().to_string());
+        return Ok(dir);
+    }
+    Err(ResolveError::NotFound {
+        model: model.to_string(),
+        cache,
+    })
 }
 
 fn reset_dir(dir: &Path) -> Result<(), FetchError> {

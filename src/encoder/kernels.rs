@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::EncoderError;
 use super::options::AutotuneLevel;
-use super::EncoderError;
 
 /// The environment variable naming the kernel cache (`encoder.kernel_cache` wins over it).
 pub const KERNELS_ENV: &str = "EPIMINE_KERNELS";

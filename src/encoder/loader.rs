@@ -29,8 +29,8 @@ use std::path::Path;
 use burn::tensor::backend::Backend;
 use burn_store::{KeyRemapper, ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
 
+use super::error::EncoderError;
 use super::model::EncoderModel;
-use super::EncoderError;
 
 /// The Hugging Face → burn key map, applied in order (each rule sees the previous rules' output).
 pub const KEY_MAP: &[(&str, &str)] = &[

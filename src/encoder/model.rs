@@ -27,9 +27,9 @@ use burn::tensor::backend::Backend;
 use burn::tensor::{Bool, DType, Int, Tensor, TensorData};
 
 use super::config::{Architecture, EncoderConfig};
+use super::host::tensor_values;
 use super::ops::EncoderBackend;
 use super::quant::{QuantLayer, QuantLinear, QuantModel};
-use super::tensor_values;
 
 /// Largest relative distance MPNet's bucketing tells apart (Hugging Face's `max_distance`).
 const MPNET_MAX_DISTANCE: f64 = 128.0;

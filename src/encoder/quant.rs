@@ -97,7 +97,7 @@ pub struct QuantModel {
 pub fn linear_many<B: Backend>(layers: &[&QuantLinear], x: Tensor<B, 2>) -> Vec<Tensor<B, 2>> {
     let [rows, _] = x.dims();
     let device = x.device();
-    let values = super::tensor_values(x.into_data());
+    let values = super::host::tensor_values(x.into_data());
     forward_many(layers, &values, Kernel::best())
         .into_iter()
         .zip(layers)

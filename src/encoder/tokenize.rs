@@ -18,7 +18,7 @@ use tokenizers::{
     TruncationDirection, TruncationParams, TruncationStrategy,
 };
 
-use super::EncoderError;
+use super::error::EncoderError;
 
 /// X-Class's text cleaning: every character outside `[A-Za-z0-9(),.!?"']` becomes a space
 /// (lower-casing is the tokenizer's).

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::partition::{Fragment, SegmentScore};
 use super::termspace::{mean_std, min_max, Cut, TermSpace};
+use crate::clustering::linkage::linkage_cut;
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.
 pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;
@@ -74,54 +75,6 @@ pub fn cluster_cut(condensed: &[f64], n: usize, cut: Cut) -> Vec<usize> {
         return vec![0; n];
     }
     linkage_cut(condensed, n, kodama::Method::Complete, cut.bound(condensed))
-}
-
-/// Agglomerative clustering of `n` items (kodama, `method` monotone: complete or average)
-/// cut at `threshold`: merges at or below it join. Labels are numbered by first item.
-pub fn linkage_cut(
-    condensed: &[f64],
-    n: usize,
-    method: kodama::Method,
-    threshold: f64,
-) -> Vec<usize> {
-    if n < 2 {
-        return vec![0; n];
-    }
-    let mut work = condensed.to_vec();
-    let dendrogram = kodama::linkage(&mut work, n, method);
-    // Union-find over the merges at or below the threshold (the method is monotone).
-    let mut parent: Vec<usize> = (0..2 * n).collect();
-    fn find(parent: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while parent[r] != r {
-            r = parent[r];
-        }
-        let mut y = x;
-        while parent[y] != r {
-            let next = parent[y];
-            parent[y] = r;
-            y = next;
-        }
-        r
-    }
-    for (k, step) in dendrogram.steps().iter().enumerate() {
-        if step.dissimilarity > threshold {
-            break;
-        }
-        let new = n + k;
-        for c in [step.cluster1, step.cluster2] {
-            let r = find(&mut parent, c);
-            parent[r] = new;
-        }
-    }
-    let mut labels = vec![usize::MAX; n];
-    let mut names: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, label) in labels.iter_mut().enumerate() {
-        let root = find(&mut parent, i);
-        let next = names.len();
-        *label = *names.entry(root).or_insert(next);
-    }
-    labels
 }
 
 /// How candidate clusters are pruned by size (total segments in their fragments).

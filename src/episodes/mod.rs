@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::density::{self, DensityError, DensityParams};
+use crate::clustering::density::{self, DensityError, DensityParams};
 use crate::tables::{Assignment, Episode, FragmentRow, Segment};
 use candidates::PruneRule;
 use classify::ConfidenceRule;
@@ -87,7 +87,7 @@ pub enum Candidates {
     /// The paper's §4: fragments of the top δ articles, clustered by complete linkage of their
     /// term co-occurrence and similarity, pruned by size.
     Fragments,
-    /// HDBSCAN clusters of the event's segment embeddings ([`crate::density`]), each cluster's
+    /// HDBSCAN clusters of the event's segment embeddings ([`crate::clustering::density`]), each cluster's
     /// segments by membership; no pruning, no merge (density already separates them).
     Density,
     /// Both views: the fragment candidates and the density clusters (by salience), reconciled

@@ -10,7 +10,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::{Backend, LlmConfig, LlmError};
+use super::config::{Backend, LlmConfig};
+use super::error::LlmError;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::units::UnitEncoding;
 use crate::encoder::WordSum;
 use crate::job::Job;
+
+/// Sentence embeddings of some segments, in order, and their word table as sums.
+pub(super) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
 
 /// The cache key of a unit's encoding: the model weights' hash, the batch size and the
 /// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which

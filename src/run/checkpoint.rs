@@ -20,7 +20,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::exchange::Outputs;
+use super::outputs::Outputs;
 use super::report::EventStatus;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};

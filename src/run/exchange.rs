@@ -7,13 +7,25 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::cache::UnitEncoding;
+use super::outputs::Outputs;
 use super::report::{EventStatus, LlmReport, StageTime};
-use super::units::EncodedUnit;
 use crate::llm;
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Term};
+use crate::tables::{Segment, Term};
 
 /// One trial's LLM answer for an event (the error as text).
 pub(super) type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
+
+/// One encoding unit, encoded on some worker: its segments in (doc_id, seg_idx) order with their
+/// embeddings and word sums, or why encoding failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct EncodedUnit {
+    pub(super) unit: u32,
+    pub(super) segments: Vec<Segment>,
+    pub(super) encoded: Result<UnitEncoding, String>,
+    /// Whether the encoder ran for it (not read from the encoder cache).
+    pub(super) fresh: bool,
+}
 
 /// A message to the worker that owns a key event ([`keys::event_owners`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -90,30 +102,4 @@ where
 pub(super) fn router(owners: &Arc<BTreeMap<String, usize>>) -> impl Fn(&ToOwner) -> u64 + 'static {
     let owners = Arc::clone(owners);
     move |m| owners.get(m.key_event()).copied().unwrap_or(0) as u64
-}
-
-/// Everything a run writes, of one event or gathered over events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Outputs {
-    /// `episodes` rows.
-    pub episodes: Vec<Episode>,
-    /// `assignments` rows.
-    pub assignments: Vec<Assignment>,
-    /// `fragments` rows.
-    pub fragments: Vec<FragmentRow>,
-    /// `terms` rows.
-    pub terms: Vec<Term>,
-    /// `pairs` rows.
-    pub pairs: Vec<Pair>,
-}
-
-impl Outputs {
-    /// Appends another event's rows.
-    pub fn extend(&mut self, other: Outputs) {
-        self.episodes.extend(other.episodes);
-        self.assignments.extend(other.assignments);
-        self.fragments.extend(other.fragments);
-        self.terms.extend(other.terms);
-        self.pairs.extend(other.pairs);
-    }
 }

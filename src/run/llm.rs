@@ -2,10 +2,15 @@
 //! answers.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
 
-use super::event::Pending;
-use super::exchange::TrialAnswer;
-use super::report::{EventLlm, Fallback};
+use super::compute::{finish_counts, set_failed};
+use super::exchange::{router, shuffle, EventReport, Gathered, ToOwner, TrialAnswer};
+use super::pending::{normalise, Pending};
+use super::report::{EventLlm, Fallback, LlmReport, StageTime};
+use super::units::Encoders;
+use super::worker::Ctx;
 use crate::encoder::{DefaultBackend, Encoder};
 use crate::episodes::{self, EpisodeSpec};
 use crate::job::Job;
@@ -147,10 +152,6 @@ pub(super) async fn ask_llm(
     }
 }
 
-pub(super) fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// LLM episodes as classification targets (§6): each vector is the harmonic-weighted mean of
 /// the sentence embeddings of [title joined by spaces, example sentence 1, 2, …]. Texts already
 /// in `known` (the event's segments, and texts of earlier trials) are not encoded again.
@@ -196,4 +197,178 @@ pub(super) fn llm_specs(
             }
         })
         .collect())
+}
+
+/// The context window the LLM stage used and the events whose prompts were cut to fit it.
+type Context = (Option<u32>, BTreeMap<String, usize>);
+
+/// §5 on worker 0: asks the LLM for every waiting event (taking the prompts out of `reports`).
+/// Returns the answers to send to the owners (none on other workers) and the context.
+fn ask_from_worker0(
+    ctx: &Ctx,
+    reports: &mut BTreeMap<String, EventReport>,
+    stages: &mut Vec<StageTime>,
+) -> (Vec<ToOwner>, Context) {
+    let started = Instant::now();
+    let mut context: Context = (None, BTreeMap::new());
+    let (0, Some(client)) = (ctx.index, &ctx.shared.llm) else {
+        return (Vec::new(), context);
+    };
+    let prompts: Vec<(String, Vec<Vec<String>>)> = reports
+        .iter_mut()
+        .filter_map(|(e, r)| Some((e.clone(), r.prompt.take()?)))
+        .collect();
+    let asked = ctx
+        .runtime
+        .block_on(ask_llm(client, &ctx.job().llm, &prompts));
+    context = (asked.context_tokens, asked.cut);
+    let mut by_event: BTreeMap<String, Vec<TrialAnswer>> = BTreeMap::new();
+    for ((event, trial), answer) in asked.answers {
+        by_event
+            .entry(event)
+            .or_default()
+            .push((trial, answer.map_err(|e| e.to_string())));
+    }
+    let answers_out = by_event
+        .into_iter()
+        .map(|(e, a)| ToOwner::Answers(e, a))
+        .collect();
+    stages.push(StageTime {
+        stage: "llm".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    (answers_out, context)
+}
+
+/// What the LLM round starts from: worker 0's reports (with the prompts) and stages, this
+/// worker's events waiting for answers, the owners and the encoders.
+pub(super) struct Round<'a> {
+    pub(super) reports: BTreeMap<String, EventReport>,
+    pub(super) stages: Vec<StageTime>,
+    pub(super) pending: BTreeMap<String, (Pending, EventReport)>,
+    pub(super) owners: &'a Arc<BTreeMap<String, usize>>,
+    pub(super) encoder: Option<&'a Encoders>,
+    pub(super) waves: usize,
+}
+
+/// §5–§6 with the LLM, on every worker: worker 0 asks ([`ask_from_worker0`]), the owners
+/// classify ([`classify_answers`]); worker 0 returns what it gathered.
+pub(super) fn llm_round(
+    ctx: &Ctx,
+    worker: &mut timely::worker::Worker,
+    round: Round,
+) -> Option<Gathered> {
+    let Round {
+        mut reports,
+        mut stages,
+        pending,
+        owners,
+        encoder,
+        waves,
+    } = round;
+    let (answers_out, context) = ask_from_worker0(ctx, &mut reports, &mut stages);
+    let started = Instant::now();
+    classify_answers(
+        ctx,
+        worker,
+        answers_out,
+        owners,
+        encoder,
+        pending,
+        &mut reports,
+    );
+    if ctx.index != 0 {
+        return None;
+    }
+    stages.push(StageTime {
+        stage: "classification".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    Some(Gathered {
+        llm: Some(llm_report(ctx, &reports, context)?),
+        reports,
+        stages,
+        waves,
+    })
+}
+
+/// The owners classify their waiting events against the LLM's answers and write their
+/// checkpoints; an event no answer reached fails (a re-run computes it). The new reports go to
+/// worker 0's `reports`.
+fn classify_answers(
+    ctx: &Ctx,
+    worker: &mut timely::worker::Worker,
+    answers_out: Vec<ToOwner>,
+    owners: &Arc<BTreeMap<String, usize>>,
+    encoder: Option<&Encoders>,
+    mut pending: BTreeMap<String, (Pending, EventReport)>,
+    reports: &mut BTreeMap<String, EventReport>,
+) {
+    let job = ctx.job();
+    let mut second = Vec::new();
+    for message in shuffle(worker, answers_out, router(owners)) {
+        let ToOwner::Answers(event, answers_of) = message else {
+            continue;
+        };
+        let (Some((p, mut report)), Some(encoder)) = (pending.remove(&event), encoder) else {
+            continue;
+        };
+        let (_, llm_status, eps, asg) =
+            classify_with_llm(job, encoder.sentence(), &event, &p, answers_of);
+        finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+        report.status.llm = Some(llm_status);
+        report.outputs.episodes = eps;
+        report.outputs.assignments = asg;
+        let outputs = std::mem::take(&mut report.outputs);
+        ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
+        report.prompt = None;
+        second.push(report);
+    }
+    // Events left waiting (no answers reached them): failed, so that a re-run computes them.
+    for (_, (_, mut report)) in pending {
+        set_failed(
+            &mut report.status,
+            "no LLM answers reached the event's owner".into(),
+        );
+        let outputs = std::mem::take(&mut report.outputs);
+        ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
+        second.push(report);
+    }
+    for report in shuffle(worker, second, |_| 0) {
+        reports.insert(report.status.key_event.clone(), report);
+    }
+}
+
+/// The LLM part of `run.json` (worker 0; `None` without a client).
+fn llm_report(
+    ctx: &Ctx,
+    reports: &BTreeMap<String, EventReport>,
+    context: Context,
+) -> Option<LlmReport> {
+    let job = ctx.job();
+    let client = ctx.shared.llm.as_ref()?;
+    let fallbacks = reports
+        .values()
+        .filter_map(|r| r.status.llm.as_ref())
+        .map(|l| l.fallbacks.len())
+        .sum();
+    let usage = client.usage();
+    tracing::info!(
+        "LLM: {} requests, {} answers from the cache, {fallbacks} fallbacks",
+        usage.requests,
+        usage.cache_hits
+    );
+    Some(LlmReport {
+        backend: job.llm.backend.name(),
+        model: job.llm.model.clone(),
+        url: client.url().to_string(),
+        trials: job.llm.trials,
+        usage,
+        fallbacks,
+        structured: client.form() != crate::llm::client::Form::Off,
+        structured_form: client.form().name(job.llm.backend),
+        structured_off: client.structured_off(),
+        context_tokens: context.0,
+        prompts_cut: context.1,
+    })
 }

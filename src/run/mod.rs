@@ -8,41 +8,55 @@
 //! checkpoint ([`checkpoint`]) as soon as it is done. Then the commit ([`commit`]): process 0
 //! streams the final tables from the checkpoints, one event at a time, to their names, and
 //! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
-//! send each other is in [`exchange`], the encoder cache in `cache`, `run.json` and the errors in
-//! [`report`].
+//! send each other is in [`exchange`] (the rows of an event in [`outputs`]), the encoder cache in
+//! `cache`, `run.json` in [`report`] and the errors in [`error`]; what every worker shares is in
+//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`.
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
 //! checkpoints in `_checkpoints/`.
 
+mod assemble;
 mod cache;
 pub mod checkpoint;
 pub mod commit;
+mod compute;
+mod error;
 mod event;
 mod exchange;
+mod fault;
+mod layout;
 mod llm;
+mod outputs;
+mod pending;
 mod report;
+mod reuse;
+mod shared;
 mod units;
+mod worker;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use exchange::Outputs;
+pub use error::RunError;
+pub use outputs::Outputs;
 pub use report::*;
 
 use crate::background;
 use crate::cluster::Cluster;
-use crate::encoder;
+use crate::encoder::fetch::resolve_model;
 use crate::job::Job;
 use crate::llm as llm_api;
 use crate::progress::Stage;
 use crate::stats::{self, Round};
-use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::storage::Location;
+use assemble::{commit_run, Finished};
 use exchange::Gathered;
+pub(crate) use fault::fault;
+use shared::Shared;
 
 /// How a run treats what is already in `--out` (not part of the job: it does not change
 /// results).
@@ -52,59 +66,6 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Write into an `--out` that holds files of something else.
     pub overwrite: bool,
-}
-
-/// Test hook (`EPIMINE_FAULT=point` or `point:n`): the process kills itself with SIGKILL when it
-/// reaches `point` for the n-th time (default the first): `statistics`, `encoding` (worker 0),
-/// `checkpoint` (after the n-th checkpoint this process wrote), `assembly` (after the n-th
-/// final table is in place). For the resume tests; never set it otherwise.
-pub(crate) fn fault(point: &str, n: usize) {
-    let Ok(spec) = std::env::var("EPIMINE_FAULT") else {
-        return;
-    };
-    let (name, at) = match spec.split_once(':') {
-        Some((name, at)) => (name, at.parse().unwrap_or(1)),
-        None => (spec.as_str(), 1),
-    };
-    if name == point && at == n {
-        tracing::warn!("EPIMINE_FAULT={spec}: killing this process");
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &std::process::id().to_string()])
-            .status();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        std::process::abort();
-    }
-}
-
-/// Finds the model folder: a directory as given, else a name in the model cache (a model that
-/// `models fetch` knows is fetched when missing).
-pub async fn resolve_model(model: &str) -> Result<PathBuf, RunError> {
-    let as_dir = Path::new(model);
-    if encoder::fetch::is_complete(as_dir) {
-        return Ok(as_dir.to_path_buf());
-    }
-    let cache = encoder::fetch::model_cache(None).map_err(|e| RunError::Model(e.to_string()))?;
-    let named = cache.join(model);
-    if encoder::fetch::is_complete(&named) {
-        return Ok(named);
-    }
-    if let Some(known) = encoder::fetch::known_model(model) {
-        let named = cache.join(known.name);
-        if encoder::fetch::is_complete(&named) {
-            return Ok(named);
-        }
-        let stage = Stage::start(&format!("fetching {}", known.repo));
-        let (dir, _) =
-            encoder::fetch::fetch_model(&cache, known, &encoder::fetch::Sources::from_env())
-                .await
-                .map_err(|e| RunError::Model(e.to_string()))?;
-        stage.finish(&dir.display().to_string());
-        return Ok(dir);
-    }
-    Err(RunError::Model(format!(
-        "`{model}` is neither a model folder (config.json, model.safetensors, tokenizer.json) nor a model in {}",
-        cache.display()
-    )))
 }
 
 fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
@@ -131,34 +92,6 @@ struct Distributed {
     models: ModelDirs,
     model_files: BTreeMap<String, String>,
     stages: Vec<StageTime>,
-}
-
-/// What every worker of the per-event stages shares.
-pub(super) struct Shared {
-    job: Job,
-    model_dir: PathBuf,
-    /// The sentence model's folder (`encoder.sentence_model`).
-    sentence_model_dir: Option<PathBuf>,
-    model_hash: String,
-    /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
-    settings: String,
-    /// This process's shares of the statistics' terms: worker index → event → terms (each
-    /// worker takes its own and sends it on to the events' owners).
-    terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
-    /// Only expansion and synonym groups (`epimine stats` with vectors).
-    terms_only: bool,
-    /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
-    out: Option<Location>,
-    /// Ignore existing checkpoints.
-    fresh: bool,
-    /// Checkpoints this process wrote.
-    checkpoints_written: AtomicUsize,
-    /// The LLM client (process 0).
-    llm: Option<Arc<llm_api::Client>>,
-    /// What went wrong on some worker.
-    errors: Mutex<Vec<String>>,
-    /// The progress of this process's workers, together.
-    progress: Progress,
 }
 
 /// The progress of the per-event stages, counted over every worker of this process: one bar
@@ -476,14 +409,55 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     cluster.preflight()?;
     // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
     let inputs = prepare(job, &runtime, false, &cluster)?;
+    let (out, job_entry) = open_out(job, options, &runtime, cluster.process)?;
+    let Some(done) = distributed(
+        job,
+        inputs,
+        false,
+        Some(out.clone()),
+        options.fresh,
+        &cluster,
+    )?
+    else {
+        return Ok(None);
+    };
+    let Distributed {
+        gathered,
+        models,
+        model_files,
+        stages,
+    } = done;
+    let model = ModelInfo {
+        dir: models.words.display().to_string(),
+        sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
+        files: model_files,
+    };
+    let finished = Finished {
+        gathered,
+        model,
+        stages,
+        job_entry,
+    };
+    let report = commit_run(job, &cluster, &runtime, &out, finished)?;
+    Ok(Some(RunOutcome {
+        report,
+        out: out.display().to_string(),
+    }))
+}
 
-    // `--out` before any work: writable, ours; un-committed while this run works.
+/// `--out` before any work: writable, ours; un-committed while this run works. Process 0 writes
+/// the resolved job there and returns its entry for `run.json`.
+fn open_out(
+    job: &Job,
+    options: &RunOptions,
+    runtime: &tokio::runtime::Runtime,
+    process: usize,
+) -> Result<(Location, Option<TableEntry>), RunError> {
     let out_error = |reason: String| RunError::Out {
         location: job.out.clone(),
         reason,
     };
     let out = Location::parse(&job.out, true).map_err(|e| out_error(e.to_string()))?;
-    let process = cluster.process;
     runtime
         .block_on(commit::check_out(&out, process, options.overwrite))
         .map_err(out_error)?;
@@ -501,164 +475,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }
-
-    let Some(Distributed {
-        gathered,
-        models,
-        model_files,
-        mut stages,
-    }) = distributed(
-        job,
-        inputs,
-        false,
-        Some(out.clone()),
-        options.fresh,
-        &cluster,
-    )?
-    else {
-        return Ok(None);
-    };
-
-    // The commit: the final tables from the checkpoints, then run.json.
-    let started = Instant::now();
-    let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
-    let deleted = runtime.block_on(delete_stale(&out, &statuses))?;
-    let rss_before = report::reset_peak_rss();
-    let mut tables = runtime.block_on(assemble_tables(&out, &statuses))?;
-    let assembly_memory = rss_before
-        .zip(report::peak_rss())
-        .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
-            rss_before_mib,
-            peak_mib,
-        });
-    tables.extend(job_entry);
-    stages.push(StageTime {
-        stage: "write".into(),
-        seconds: started.elapsed().as_secs_f64(),
-    });
-    let summary = CheckpointSummary {
-        computed: statuses
-            .iter()
-            .filter(|s| s.checkpoint == "computed")
-            .count(),
-        reused: statuses.iter().filter(|s| s.checkpoint == "reused").count(),
-        deleted,
-        encoded_units: statuses.iter().map(|s| u64::from(s.encoded_units)).sum(),
-        waves: gathered.waves,
-    };
-    let report = RunReport {
-        format: checkpoint::FORMAT,
-        epimine_version: env!("CARGO_PKG_VERSION"),
-        job: job.clone(),
-        layout: cluster.clone(),
-        model: Some(ModelInfo {
-            dir: models.words.display().to_string(),
-            sentence_dir: models.sentence.as_ref().map(|d| d.display().to_string()),
-            files: model_files,
-        }),
-        stages,
-        llm: gathered.llm,
-        // Skipped events, and events whose LLM trials fell back to no-LLM episodes.
-        partial: statuses
-            .iter()
-            .any(|s| s.status != "ok" || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())),
-        events: statuses,
-        checkpoints: summary,
-        tables,
-        assembly_memory,
-    };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| RunError::Out {
-        location: out.display_child(commit::MANIFEST),
-        reason: e.to_string(),
-    })?;
-    runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
-    Ok(Some(RunOutcome {
-        report,
-        out: out.display().to_string(),
-    }))
-}
-
-/// Deletes the checkpoints of events no longer in the corpus; returns how many.
-async fn delete_stale(out: &Location, statuses: &[EventStatus]) -> Result<usize, StorageError> {
-    let current: BTreeSet<String> = statuses
-        .iter()
-        .map(|s| checkpoint::object_name(&s.key_event))
-        .collect();
-    let mut deleted = 0;
-    for name in out.list().await? {
-        if name.starts_with(&format!("{}/", checkpoint::DIR)) && !current.contains(&name) {
-            tracing::info!("deleting {name}: its event is no longer in the corpus");
-            out.delete(&name).await?;
-            deleted += 1;
-        }
-    }
-    Ok(deleted)
-}
-
-/// Streams the final tables from the checkpoints, one event at a time in event order, each
-/// table whole or not at all, and returns their entries for `run.json`.
-async fn assemble_tables(
-    out: &Location,
-    statuses: &[EventStatus],
-) -> Result<Vec<TableEntry>, RunError> {
-    let mut episodes = out.table_writer::<Episode>()?;
-    let mut assignments = out.table_writer::<Assignment>()?;
-    let mut fragments = out.table_writer::<FragmentRow>()?;
-    let mut terms = out.table_writer::<Term>()?;
-    let mut pairs = out.table_writer::<Pair>()?;
-    let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
-    let streamed = async {
-        for status in statuses {
-            let c = checkpoint::read(out, &status.key_event).await?;
-            let c = match c {
-                Some(c) if c.fingerprint == status.fingerprint => c,
-                found => {
-                    return Err(RunError::Out {
-                        location: out.display_child(&checkpoint::object_name(&status.key_event)),
-                        reason: format!(
-                            "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
-                            status.key_event,
-                            if found.is_some() { "another run's" } else { "missing" }
-                        ),
-                    })
-                }
-            };
-            let o = c.outputs;
-            episodes.push(o.episodes).await?;
-            assignments.push(o.assignments).await?;
-            fragments.push(o.fragments).await?;
-            terms.push(o.terms).await?;
-            pairs.push(o.pairs).await?;
-            stage.inc();
-        }
-        Ok(())
-    }
-    .await;
-    if let Err(e) = streamed {
-        episodes.abort().await;
-        assignments.abort().await;
-        fragments.abort().await;
-        terms.abort().await;
-        pairs.abort().await;
-        return Err(e);
-    }
-    stage.finish();
-    let mut entries = Vec::new();
-    let mut done = |name: String, w: crate::storage::Written| {
-        entries.push(TableEntry {
-            name,
-            sha256: w.sha256,
-            rows: w.rows,
-            bytes: w.bytes,
-        });
-        fault("assembly", entries.len());
-    };
-    done(Episode::file_name(), episodes.finish().await?);
-    done(Assignment::file_name(), assignments.finish().await?);
-    done(Term::file_name(), terms.finish().await?);
-    done(Pair::file_name(), pairs.finish().await?);
-    done(FragmentRow::file_name(), fragments.finish().await?);
-    Ok(entries)
+    Ok((out, job_entry))
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each

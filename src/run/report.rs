@@ -1,62 +1,12 @@
-//! `run.json` and the errors that stop a run.
+//! `run.json`: what a run reports about itself and each event.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::background;
-use crate::encoder;
 use crate::episodes::EventCounts;
 use crate::job::Job;
-use crate::llm::{self, LlmError};
-use crate::stats::StatsError;
-use crate::storage::StorageError;
-
-/// Errors that stop a whole run (a single event's failure does not).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Storage failed.
-    #[error(transparent)]
-    Storage(#[from] StorageError),
-    /// The statistics job failed.
-    #[error(transparent)]
-    Stats(#[from] StatsError),
-    /// The background failed to load.
-    #[error(transparent)]
-    Background(#[from] background::BackgroundError),
-    /// The encoder failed to load.
-    #[error("encoder: {0}")]
-    Encoder(#[from] encoder::EncoderError),
-    /// The model could not be found or fetched.
-    #[error("model: {0}")]
-    Model(String),
-    /// The job is invalid.
-    #[error(transparent)]
-    Job(#[from] crate::job::JobError),
-    /// The LLM stage could not start (no key, no cache folder).
-    #[error(transparent)]
-    Llm(#[from] LlmError),
-    /// A worker of the per-event stages failed.
-    #[error("per-event stages: {0}")]
-    Workers(String),
-    /// The corpus could not be read.
-    #[error(transparent)]
-    Corpus(#[from] crate::corpus::CorpusError),
-    /// The cluster layout is invalid.
-    #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
-    /// `--out` cannot be used.
-    #[error("--out {location}: {reason}")]
-    Out {
-        /// The output location.
-        location: String,
-        /// Why.
-        reason: String,
-    },
-    /// A checkpoint needed for the final tables could not be read.
-    #[error(transparent)]
-    Checkpoint(#[from] super::checkpoint::CheckpointError),
-}
+use crate::llm;
 
 /// One event's status in `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,32 +4,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use super::cache::{cache_path, read_cache, write_cache};
+use super::cache::{cache_path, read_cache, write_cache, UnitEncoding};
 use super::checkpoint::SegmentDigest;
-use super::exchange::{shuffle, ToOwner};
-use super::Shared;
+use super::exchange::{shuffle, EncodedUnit, ToOwner};
+use super::shared::Shared;
 use crate::encoder::{DefaultBackend, Encoder, WordSum};
-use crate::stats::keys;
+use crate::keys;
 use crate::tables::Segment;
 
 /// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).
 pub(super) type UnitKey = (String, u32);
-
-/// Sentence embeddings of some segments, in order, and their word table as sums.
-pub(super) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
-
-/// One encoding unit, encoded on some worker: its segments in (doc_id, seg_idx) order with their
-/// embeddings and word sums, or why encoding failed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct EncodedUnit {
-    pub(super) unit: u32,
-    pub(super) segments: Vec<Segment>,
-    pub(super) encoded: Result<UnitEncoding, String>,
-    /// Whether the encoder ran for it (not read from the encoder cache).
-    pub(super) fresh: bool,
-}
 
 /// The encoding unit of a segment.
 pub(super) fn unit_of(s: &Segment) -> UnitKey {

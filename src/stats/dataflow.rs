@@ -29,7 +29,7 @@ use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 
 use super::formulas::{discriminative, salience, NOT_SALIENT};
-use super::keys::{self, EventId, TermId};
+use crate::keys::{self, EventId, TermId};
 use crate::tables::Segment;
 
 /// Time 2r is pass 1 of round r, time 2r + 1 its pass 2.

@@ -9,7 +9,8 @@
 
 pub mod dataflow;
 pub mod formulas;
-pub mod keys;
+/// The exchange keys (in [`crate::keys`], which the corpus reader and the background use too).
+pub use crate::keys;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};

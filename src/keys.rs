@@ -1,4 +1,7 @@
-//! Exchange keys of the statistics dataflow, in one place: every string that crosses workers is
+//! The sharding keys of every exchange, in one place (the statistics dataflow, the per-event
+//! stages of `epimine run`, and which worker reads which row group of the corpus and the
+//! background; a module of its own so that none of them reaches up into another for it): every
+//! string that crosses workers is
 //! first turned into a 64-bit id by one fixed-seed hash, so that every worker of every process
 //! agrees on where a key event, a term or a term pair lives, and on row-group ownership.
 //!

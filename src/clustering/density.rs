@@ -1,6 +1,6 @@
 //! Density clusters of one key event's sentence embeddings: HDBSCAN (Campello et al. 2013, the
 //! clustering BERTopic uses) over the UMAP layout of the L2-normalised embeddings (BERTopic's
-//! pipeline; [`crate::umap`]), or over the normalised embeddings themselves, where euclidean
+//! pipeline; [`super::umap`]), or over the normalised embeddings themselves, where euclidean
 //! distance orders pairs as cosine does. Points in no cluster are noise. Each cluster's members are ranked by
 //! membership: 1 − the GLOSH outlier score (how early a point joins its cluster's dense core,
 //! relative to the cluster's densest point), ties by cosine to the cluster's mean embedding.
@@ -13,7 +13,7 @@ use ndarray17::Array2;
 use petal_clustering::{Fit, HDbscan};
 use petal_neighbors::distance::{Euclidean, Metric};
 
-use crate::umap::{self, UmapParams};
+use super::umap::{self, UmapParams};
 
 /// Euclidean distance with a floor: identical texts have identical embeddings, and a distance of
 /// 0 would make a density (1 / distance) infinite.
@@ -46,7 +46,7 @@ impl Metric<f64> for Floored {
 pub enum Reduce {
     /// The normalised embeddings themselves.
     None,
-    /// Their UMAP layout ([`crate::umap`], BERTopic's settings: 5 dimensions, 15 neighbours,
+    /// Their UMAP layout ([`super::umap`], BERTopic's settings: 5 dimensions, 15 neighbours,
     /// cosine, min_dist 0).
     Umap,
 }
@@ -319,8 +319,7 @@ fn consensus(
             condensed.push(1.0 - together(i, j));
         }
     }
-    let labels =
-        crate::episodes::candidates::linkage_cut(&condensed, n, kodama::Method::Average, 0.5);
+    let labels = super::linkage::linkage_cut(&condensed, n, kodama::Method::Average, 0.5);
     let k = labels.iter().copied().max().map_or(0, |m| m + 1);
     let mut groups: Vec<Vec<usize>> = vec![Vec::new(); k];
     for (i, &l) in labels.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! UMAP (McInnes, Healy & Melville 2018) for one key event's sentence embeddings, as
 //! umap-learn computes it with BERTopic's settings (cosine metric, 15 neighbours, 5 components,
-//! `min_dist` 0), so that density clustering ([`crate::density`]) sees the embeddings' manifold
+//! `min_dist` 0), so that density clustering ([`super::density`]) sees the embeddings' manifold
 //! in a few dimensions rather than 384, where every distance looks alike.
 //!
 //! Steps, each as umap-learn does it: exact k nearest neighbours by cosine distance (the point

@@ -1,0 +1,60 @@
+//! Where and how fast the encoders run: the backend and its device, the CPU's instruction set,
+//! the allocator tuning and the default number of batches in flight.
+
+/// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
+#[cfg(not(feature = "cuda"))]
+pub type DefaultBackend = burn::backend::Flex;
+
+/// The backend the encoders run on: burn-flex on the CPU, or burn-cuda with feature `cuda`.
+#[cfg(feature = "cuda")]
+pub type DefaultBackend = burn::backend::Cuda;
+
+/// The default device of [`DefaultBackend`].
+pub fn default_device() -> burn::tensor::Device<DefaultBackend> {
+    Default::default()
+}
+
+/// The instruction set the CPU encoder's matrix products and kernels run with on this machine:
+/// `"avx512"` (AVX-512F present and the `avx512` feature built in), `"avx2"` (AVX2 and FMA),
+/// else `"baseline"` (SSE2 on x86-64, or another architecture's default). gemm and pulp pick
+/// it at run time; build with `--no-default-features` to force `"avx2"` on an AVX-512 machine.
+pub fn simd_path() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if cfg!(feature = "avx512") && std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "avx2";
+        }
+    }
+    "baseline"
+}
+
+/// Tells glibc's allocator to keep large blocks in the heap: every tensor of a forward pass is
+/// a fresh allocation of megabytes, which glibc otherwise serves with `mmap` and returns with
+/// `munmap`, so each one is paid again in page faults (14% of the CPU encoder's time at 1
+/// thread on all-MiniLM-L6-v2, `perf`). Blocks up to 32 MiB (glibc's largest threshold) come
+/// from the heap and up to 512 MiB of free heap is kept. Process-wide: call it once at start in
+/// a program that encodes (the `epimine` binary does). A no-op off glibc.
+#[allow(unsafe_code)]
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; it is called before the encoders
+    // allocate, and glibc serialises it against allocations itself.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+    }
+}
+
+/// Batches in flight at once by default: one per thread of rayon's pool on the CPU backend
+/// (`RAYON_NUM_THREADS`, else one per core), one on CUDA.
+pub fn default_concurrency() -> usize {
+    if cfg!(feature = "cuda") {
+        1
+    } else {
+        rayon::current_num_threads()
+    }
+}

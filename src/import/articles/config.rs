@@ -1,0 +1,60 @@
+//! What `import --articles` is told: the input columns' names, what a bad row does, how
+//! articles are cut.
+
+use serde::{Deserialize, Serialize};
+
+use crate::import::segment::SegmentConfig;
+
+/// The input columns' names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Columns {
+    /// The key event the article belongs to (required).
+    pub key_event: String,
+    /// The article's id or URL in its source (required, unique per key event).
+    pub id: String,
+    /// Publication time (optional column).
+    pub published: String,
+    /// Title (optional column).
+    pub title: String,
+    /// Body text (required).
+    pub text: String,
+    /// Theme (optional column).
+    pub theme: String,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Self {
+            key_event: "key_event".into(),
+            id: "id".into(),
+            published: "published".into(),
+            title: "title".into(),
+            text: "text".into(),
+            theme: "theme".into(),
+        }
+    }
+}
+
+/// What to do with bad rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Report every bad row and write nothing.
+    #[default]
+    Fail,
+    /// Write the good rows, and the bad ones to `rejected.parquet`.
+    Skip,
+}
+
+/// The `[import]` section of a job file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImportConfig {
+    /// Column names.
+    pub columns: Columns,
+    /// Bad rows: `fail` (default) or `skip`.
+    pub on_error: OnError,
+    /// How articles are cut into segments.
+    pub segment: SegmentConfig,
+}

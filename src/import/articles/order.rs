@@ -1,0 +1,247 @@
+//! One event's articles in order (publication time, then id), duplicates dropped, cut into
+//! segments.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::check::{check_row, Article};
+use super::config::ImportConfig;
+use super::error::{ArticlesError, RowError};
+use super::read::{column_names, read_file, unit_of, RawRow, FIELDS};
+use crate::import::segment;
+use crate::storage::Location;
+use crate::tables::Segment;
+
+/// The JSON record of a row, for `rejected`.
+pub(super) fn record_json(cells: &RawRow) -> String {
+    let object: serde_json::Map<String, serde_json::Value> = FIELDS
+        .iter()
+        .zip(cells.iter())
+        .map(|(f, c)| (f.to_string(), c.to_json()))
+        .collect();
+    serde_json::Value::Object(object).to_string()
+}
+
+/// Rows read and checked, file by file.
+#[derive(Default)]
+pub(super) struct Collected {
+    /// The checked articles by event.
+    pub(super) by_event: BTreeMap<String, Vec<Article>>,
+    /// Rows that failed.
+    pub(super) errors: Vec<RowError>,
+    /// The input files as the user would write them.
+    pub(super) files: Vec<String>,
+    /// `row` or `line`, per file.
+    pub(super) units: Vec<&'static str>,
+    /// Rows read.
+    pub(super) rows: usize,
+}
+
+impl Collected {
+    /// Reads and checks one file's rows; its bytes can be dropped afterwards (only the checked
+    /// articles are kept).
+    pub(super) fn add_file(
+        &mut self,
+        file: &str,
+        data: &bytes::Bytes,
+        config: &ImportConfig,
+    ) -> Result<(), ArticlesError> {
+        let file_idx = self.files.len();
+        let unit = unit_of(file)?;
+        let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
+        let bad = read_file(file, data, &config.columns, &mut |row, cells| {
+            *rows += 1;
+            match check_row(file_idx, row, &cells) {
+                Ok(a) => match by_event.get_mut(&a.key_event) {
+                    Some(list) => list.push(a),
+                    None => {
+                        by_event.insert(a.key_event.clone(), vec![a]);
+                    }
+                },
+                Err((column, reason)) => errors.push(RowError {
+                    file: file.to_string(),
+                    row,
+                    unit,
+                    column: column.map(|c| {
+                        column_names(&config.columns)
+                            [FIELDS.iter().position(|f| *f == c).unwrap_or(0)]
+                        .to_string()
+                    }),
+                    reason,
+                    record: Some(record_json(&cells)),
+                }),
+            }
+        })?;
+        self.rows += bad.len();
+        self.errors.extend(bad);
+        self.files.push(file.to_string());
+        self.units.push(unit);
+        Ok(())
+    }
+}
+
+/// One event's articles in the documented order, with rows of an id seen before (in that order)
+/// and duplicate texts left out: (kept, summary so far, rejected rows as (file, row) and why).
+pub(super) fn order_event(
+    key_event: &str,
+    mut list: Vec<Article>,
+    c: &Collected,
+    config: &ImportConfig,
+) -> (Vec<Article>, ArticleSummary, Vec<RowError>) {
+    list.sort_by(|a, b| {
+        (
+            a.published.is_none(),
+            a.published,
+            &a.id,
+            &a.title,
+            &a.text,
+            &a.theme,
+        )
+            .cmp(&(
+                b.published.is_none(),
+                b.published,
+                &b.id,
+                &b.title,
+                &b.text,
+                &b.theme,
+            ))
+    });
+    let mut ids: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut texts: HashSet<String> = HashSet::new();
+    let mut kept: Vec<Article> = Vec::new();
+    let mut errors = Vec::new();
+    let mut summary = ArticleSummary {
+        key_event: key_event.to_string(),
+        ..Default::default()
+    };
+    for a in list {
+        if let Some(&(f, r)) = ids.get(&a.id) {
+            let (file, row) = a.origin;
+            errors.push(RowError {
+                file: c.files[file].clone(),
+                row,
+                unit: c.units[file],
+                column: Some(config.columns.id.clone()),
+                reason: format!(
+                    "id `{}` appears twice in key event `{key_event}` (also at {} {} {r})",
+                    a.id, c.files[f], c.units[f]
+                ),
+                // Filled in by `fill_records` (it is needed only when rows are skipped).
+                record: None,
+            });
+            summary.rejected += 1;
+            continue;
+        }
+        ids.insert(a.id.clone(), a.origin);
+        let normal = a.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !texts.insert(normal) {
+            summary.duplicates += 1;
+            continue;
+        }
+        kept.push(a);
+    }
+    (kept, summary, errors)
+}
+
+/// Cuts one event's kept articles into its segments (doc_id dense in their order).
+pub(super) fn cut_articles(
+    key_event: &str,
+    kept: &[Article],
+    summary: &mut ArticleSummary,
+    config: &ImportConfig,
+) -> Vec<Segment> {
+    let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
+    let cut = segment::cut_event(&texts, &config.segment);
+    summary.boilerplate = cut.boilerplate_dropped;
+    if cut.controls_stripped > 0 {
+        tracing::warn!(
+            "key event `{key_event}`: removed {} control character(s) from the articles' text",
+            cut.controls_stripped
+        );
+    }
+    if cut.long_cut > 0 {
+        tracing::warn!(
+            "key event `{key_event}`: {} piece(s) with no sentence break were longer than {} \
+             characters, cut there into several segments",
+            cut.long_cut,
+            segment::MAX_SEGMENT_CHARS
+        );
+    }
+    let mut segments = Vec::new();
+    let mut doc_id = 0u32;
+    for (a, segs) in kept.iter().zip(cut.segments) {
+        if segs.is_empty() {
+            summary.empty += 1;
+            continue;
+        }
+        let doc_date = a
+            .published
+            .and_then(|t| i32::try_from(t.div_euclid(86_400)).ok());
+        for (seg_idx, text) in segs.into_iter().enumerate() {
+            segments.push(Segment {
+                key_event: key_event.to_string(),
+                theme: a.theme.clone(),
+                doc_id,
+                doc_date,
+                seg_idx: seg_idx as u32,
+                text,
+                source_id: Some(a.id.clone()),
+                title: a.title.clone(),
+            });
+            summary.segments += 1;
+        }
+        doc_id += 1;
+        summary.articles += 1;
+    }
+    segments
+}
+
+/// The records of rows rejected after reading (an id seen before): their files are read again
+/// (rare: only when such rows are skipped), so that no row's record is held in the meantime.
+pub(super) async fn fill_records(
+    loc: &Location,
+    names: &[String],
+    errors: &mut [RowError],
+    config: &ImportConfig,
+) -> Result<(), ArticlesError> {
+    for name in names {
+        let file = loc.display_child(name);
+        if !errors.iter().any(|e| e.file == file) {
+            continue;
+        }
+        let data = loc.get(name).await?;
+        let rows: HashSet<usize> = errors
+            .iter()
+            .filter(|e| e.file == file)
+            .map(|e| e.row)
+            .collect();
+        let mut wanted: HashMap<usize, String> = HashMap::new();
+        read_file(&file, &data, &config.columns, &mut |row, cells| {
+            if rows.contains(&row) {
+                wanted.insert(row, record_json(&cells));
+            }
+        })?;
+        for e in errors.iter_mut().filter(|e| e.file == file) {
+            e.record = wanted.get(&e.row).cloned();
+        }
+    }
+    Ok(())
+}
+
+/// What was imported for one key event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ArticleSummary {
+    /// Key event.
+    pub key_event: String,
+    /// Articles kept (with at least one segment).
+    pub articles: usize,
+    /// Segments written.
+    pub segments: usize,
+    /// Articles dropped as duplicates of another article's text.
+    pub duplicates: usize,
+    /// Boilerplate paragraphs dropped (occurrences).
+    pub boilerplate: usize,
+    /// Articles with nothing left after the boilerplate.
+    pub empty: usize,
+    /// Rows of this event rejected (duplicate ids, with `--on-error skip`).
+    pub rejected: usize,
+}

@@ -1,0 +1,431 @@
+//! Reading the input files: which files, in which format, and their rows as raw cells
+//! (Parquet, JSON Lines, CSV).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Date64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type,
+    UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::{DataType, TimeUnit};
+
+use super::config::Columns;
+use super::error::{ArticlesError, RowError};
+use crate::storage::Location;
+
+/// One value of an input cell, before it is checked.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Cell {
+    Null,
+    Str(String),
+    Int(i64),
+    /// Seconds since 1970-01-01 UTC (Parquet timestamps and dates).
+    Time(i64),
+    /// A value of a kind no column takes (a bool, a float, a list, an object).
+    Other(String),
+    /// Bytes that are not UTF-8.
+    BadUtf8,
+}
+
+impl Cell {
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        match self {
+            Cell::Null | Cell::BadUtf8 => serde_json::Value::Null,
+            Cell::Str(s) => s.clone().into(),
+            Cell::Int(i) | Cell::Time(i) => (*i).into(),
+            Cell::Other(s) => s.clone().into(),
+        }
+    }
+}
+
+/// The six configured cells of one row, in [`FIELDS`] order.
+pub(super) type RawRow = [Cell; 6];
+
+/// A file's rows (1-based row or line, cells) and the rows that could not be read at all.
+pub(super) type FileRows = (Vec<(usize, RawRow)>, Vec<RowError>);
+
+pub(super) const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
+
+pub(super) fn column_names(c: &Columns) -> [&str; 6] {
+    [
+        &c.key_event,
+        &c.id,
+        &c.published,
+        &c.title,
+        &c.text,
+        &c.theme,
+    ]
+}
+
+/// A file's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    Parquet,
+    JsonLines,
+    Csv,
+}
+
+pub(super) fn format_of(name: &str) -> Option<Format> {
+    let lower = name.to_ascii_lowercase();
+    let ext = lower.rsplit('.').next()?;
+    match ext {
+        "parquet" | "pq" => Some(Format::Parquet),
+        "jsonl" | "ndjson" | "json" => Some(Format::JsonLines),
+        "csv" => Some(Format::Csv),
+        _ => None,
+    }
+}
+
+/// The input files of `spec`: one file, a folder's files, or the files whose names start with a
+/// prefix. Returns the folder's location and the names under it, sorted.
+pub async fn input_files(spec: &str) -> Result<(Location, Vec<String>), ArticlesError> {
+    let local_dir = !spec.contains("://") && std::path::Path::new(spec).is_dir();
+    if spec.ends_with('/') || local_dir {
+        let loc = Location::parse(spec, false)?;
+        let names: Vec<String> = loc
+            .list()
+            .await?
+            .into_iter()
+            .filter(|n| !n.contains('/') && !n.starts_with('.') && !n.starts_with('_'))
+            .collect();
+        if names.is_empty() {
+            return Err(ArticlesError::NoFiles(spec.into()));
+        }
+        return Ok((loc, names));
+    }
+    let (loc, name) = Location::parse_file(spec, false)?;
+    if loc.exists(&name).await? {
+        return Ok((loc, vec![name]));
+    }
+    let names: Vec<String> = loc
+        .list()
+        .await?
+        .into_iter()
+        .filter(|n| !n.contains('/') && n.starts_with(&name))
+        .collect();
+    if names.is_empty() {
+        return Err(ArticlesError::NoFiles(spec.into()));
+    }
+    Ok((loc, names))
+}
+
+/// What a file's rows are called in messages: `row` (Parquet) or `line`.
+pub(super) fn unit_of(file: &str) -> Result<&'static str, ArticlesError> {
+    match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+        Format::Parquet => Ok("row"),
+        Format::JsonLines | Format::Csv => Ok("line"),
+    }
+}
+
+/// Hands one file's rows to `sink` as (1-based row or line, cells), in order (Parquet one record
+/// batch at a time, so that a file's rows are never all decoded at once), and returns the row
+/// errors of rows that could not be read at all.
+pub(super) fn read_file(
+    file: &str,
+    data: &bytes::Bytes,
+    columns: &Columns,
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<Vec<RowError>, ArticlesError> {
+    let (rows, bad) =
+        match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
+            Format::JsonLines => read_jsonl(file, data, columns),
+            Format::Csv => read_csv(file, data, columns)?,
+            Format::Parquet => {
+                read_parquet(file, data.clone(), columns, sink)?;
+                return Ok(Vec::new());
+            }
+        };
+    for (row, cells) in rows {
+        sink(row, cells);
+    }
+    Ok(bad)
+}
+
+pub(super) fn required(
+    file: &str,
+    present: &dyn Fn(&str) -> bool,
+    columns: &Columns,
+) -> Result<(), ArticlesError> {
+    for (name, field) in [
+        (&columns.key_event, "key_event"),
+        (&columns.id, "id"),
+        (&columns.text, "text"),
+    ] {
+        if !present(name) {
+            return Err(ArticlesError::MissingColumn {
+                file: file.into(),
+                column: name.clone(),
+                field,
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows {
+    let names = column_names(columns);
+    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    let (mut rows, mut errors) = (Vec::new(), Vec::new());
+    for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
+        let line = i + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let err = |column: Option<String>, reason: String| RowError {
+            file: file.into(),
+            row: line,
+            unit: "line",
+            column,
+            reason,
+            record: None,
+        };
+        let value: serde_json::Value = match serde_json::from_slice(raw) {
+            Ok(v) => v,
+            Err(e) => {
+                let reason = if std::str::from_utf8(raw).is_err() {
+                    "invalid UTF-8".to_string()
+                } else {
+                    format!("not JSON: {e}")
+                };
+                errors.push(err(None, reason));
+                continue;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            errors.push(err(None, "not a JSON object".into()));
+            continue;
+        };
+        let cells: RawRow = std::array::from_fn(|k| match object.get(names[k]) {
+            None | Some(serde_json::Value::Null) => Cell::Null,
+            Some(serde_json::Value::String(s)) => Cell::Str(s.clone()),
+            Some(serde_json::Value::Number(n)) => match n.as_i64() {
+                Some(i) => Cell::Int(i),
+                None => Cell::Other(format!("the number {n}")),
+            },
+            Some(serde_json::Value::Bool(b)) => Cell::Other(format!("the boolean {b}")),
+            Some(serde_json::Value::Array(_)) => Cell::Other("a list".into()),
+            Some(serde_json::Value::Object(_)) => Cell::Other("an object".into()),
+        });
+        rows.push((line, cells));
+    }
+    (rows, errors)
+}
+
+pub(super) fn read_csv(
+    file: &str,
+    data: &[u8],
+    columns: &Columns,
+) -> Result<FileRows, ArticlesError> {
+    let names = column_names(columns);
+    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(data);
+    let header = reader
+        .byte_headers()
+        .map_err(|e| ArticlesError::Unreadable {
+            file: file.into(),
+            reason: format!("CSV header: {e}"),
+        })?
+        .clone();
+    let header: Vec<String> = header
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).trim().to_string())
+        .collect();
+    required(file, &|c| header.iter().any(|h| h == c), columns)?;
+    let index: [Option<usize>; 6] =
+        std::array::from_fn(|k| header.iter().position(|h| h == names[k]));
+    let (mut rows, mut errors) = (Vec::new(), Vec::new());
+    let mut record = csv::ByteRecord::new();
+    loop {
+        let line = reader.position().line() as usize;
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {
+                let line = record.position().map_or(line, |p| p.line() as usize);
+                let cells: RawRow = std::array::from_fn(|k| match index[k] {
+                    None => Cell::Null,
+                    Some(i) => match record.get(i) {
+                        None => Cell::Null,
+                        Some([]) => Cell::Null,
+                        Some(b) => match std::str::from_utf8(b) {
+                            Ok(s) => Cell::Str(s.to_string()),
+                            Err(_) => Cell::BadUtf8,
+                        },
+                    },
+                });
+                rows.push((line, cells));
+            }
+            Err(e) => {
+                let line = e.position().map_or(line, |p| p.line() as usize);
+                errors.push(RowError {
+                    file: file.into(),
+                    row: line,
+                    unit: "line",
+                    column: None,
+                    reason: format!("not a CSV record: {e}"),
+                    record: None,
+                });
+                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
+                    break;
+                }
+            }
+        }
+    }
+    Ok((rows, errors))
+}
+
+/// The cells of a Parquet column, or the error naming its type.
+pub(super) fn arrow_cells(
+    file: &str,
+    name: &str,
+    array: &dyn Array,
+    field: &str,
+) -> Result<Vec<Cell>, ArticlesError> {
+    let time = field == "published";
+    // Integers are ids or Unix seconds; every other column holds strings.
+    let ints = time || field == "id";
+    let n = array.len();
+    let mut out = Vec::with_capacity(n);
+    macro_rules! each {
+        ($arr:expr, $f:expr) => {{
+            let a = $arr;
+            for i in 0..n {
+                out.push(if a.is_null(i) {
+                    Cell::Null
+                } else {
+                    $f(a.value(i))
+                });
+            }
+        }};
+    }
+    match array.data_type() {
+        DataType::Utf8 => each!(array.as_string::<i32>(), |s: &str| Cell::Str(s.into())),
+        DataType::LargeUtf8 => each!(array.as_string::<i64>(), |s: &str| Cell::Str(s.into())),
+        DataType::Utf8View => each!(array.as_string_view(), |s: &str| Cell::Str(s.into())),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+            if !ints =>
+        {
+            return Err(ArticlesError::ColumnType {
+                file: file.into(),
+                column: name.into(),
+                found: array.data_type().to_string(),
+                expected: "a string",
+            })
+        }
+        DataType::Int8 => each!(array.as_primitive::<Int8Type>(), |v| Cell::Int(i64::from(
+            v
+        ))),
+        DataType::Int16 => each!(array.as_primitive::<Int16Type>(), |v| Cell::Int(i64::from(
+            v
+        ))),
+        DataType::Int32 => each!(array.as_primitive::<Int32Type>(), |v| Cell::Int(i64::from(
+            v
+        ))),
+        DataType::Int64 => each!(array.as_primitive::<Int64Type>(), Cell::Int),
+        DataType::UInt8 => each!(array.as_primitive::<UInt8Type>(), |v| Cell::Int(i64::from(
+            v
+        ))),
+        DataType::UInt16 => each!(array.as_primitive::<UInt16Type>(), |v| Cell::Int(
+            i64::from(v)
+        )),
+        DataType::UInt32 => each!(array.as_primitive::<UInt32Type>(), |v| Cell::Int(
+            i64::from(v)
+        )),
+        DataType::UInt64 => each!(array.as_primitive::<UInt64Type>(), |v: u64| {
+            i64::try_from(v).map_or_else(|_| Cell::Other(format!("the number {v}")), Cell::Int)
+        }),
+        DataType::Timestamp(unit, _) if time => {
+            let div = match unit {
+                TimeUnit::Second => 1,
+                TimeUnit::Millisecond => 1_000,
+                TimeUnit::Microsecond => 1_000_000,
+                TimeUnit::Nanosecond => 1_000_000_000,
+            };
+            let secs = |v: i64| Cell::Time(v.div_euclid(div));
+            match unit {
+                TimeUnit::Second => each!(array.as_primitive::<TimestampSecondType>(), secs),
+                TimeUnit::Millisecond => {
+                    each!(array.as_primitive::<TimestampMillisecondType>(), secs)
+                }
+                TimeUnit::Microsecond => {
+                    each!(array.as_primitive::<TimestampMicrosecondType>(), secs)
+                }
+                TimeUnit::Nanosecond => {
+                    each!(array.as_primitive::<TimestampNanosecondType>(), secs)
+                }
+            }
+        }
+        DataType::Date32 if time => each!(array.as_primitive::<Date32Type>(), |d: i32| {
+            Cell::Time(i64::from(d) * 86_400)
+        }),
+        DataType::Date64 if time => each!(array.as_primitive::<Date64Type>(), |ms: i64| {
+            Cell::Time(ms.div_euclid(1_000))
+        }),
+        other => {
+            return Err(ArticlesError::ColumnType {
+                file: file.into(),
+                column: name.into(),
+                found: other.to_string(),
+                expected: if time {
+                    "a timestamp, a date, Unix seconds or an ISO 8601 string"
+                } else if ints {
+                    "a string or an integer"
+                } else {
+                    "a string"
+                },
+            })
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn read_parquet(
+    file: &str,
+    data: bytes::Bytes,
+    columns: &Columns,
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<(), ArticlesError> {
+    let unreadable = |e: parquet::errors::ParquetError| ArticlesError::Unreadable {
+        file: file.into(),
+        reason: e.to_string(),
+    };
+    let names = column_names(columns);
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data)
+        .map_err(unreadable)?;
+    let schema = Arc::clone(builder.schema());
+    required(file, &|c| schema.field_with_name(c).is_ok(), columns)?;
+    let reader = builder.build().map_err(unreadable)?;
+    let mut start = 0;
+    for batch in reader {
+        let batch: RecordBatch = batch.map_err(|e| ArticlesError::Unreadable {
+            file: file.into(),
+            reason: e.to_string(),
+        })?;
+        let mut cols: Vec<Vec<Cell>> = Vec::with_capacity(6);
+        for (k, name) in names.iter().enumerate() {
+            cols.push(match batch.column_by_name(name) {
+                Some(a) => arrow_cells(file, name, a.as_ref(), FIELDS[k])?,
+                None => vec![Cell::Null; batch.num_rows()],
+            });
+        }
+        let mut iters: Vec<_> = cols.into_iter().map(Vec::into_iter).collect();
+        for i in 0..batch.num_rows() {
+            let cells: RawRow = std::array::from_fn(|k| iters[k].next().unwrap_or(Cell::Null));
+            sink(start + i + 1, cells);
+        }
+        start += batch.num_rows();
+    }
+    Ok(())
+}

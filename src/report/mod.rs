@@ -1,0 +1,106 @@
+//! `epimine report`: one self-contained HTML page of a run, for people to read.
+//!
+//! The page holds an index of the run's key events (segments, episodes, date range, status from
+//! `run.json`, failed events with their error) and, per event, a timeline of its episodes over
+//! publication dates and every episode with its title (the LLM's, or its keywords), size,
+//! confidence, first / peak / last date and its top segments with their article's title and
+//! date. Nothing is fetched at view time: the styles and the one small script are inline, the
+//! timelines are plain inline SVG. Without JavaScript everything is there; with it, a search box
+//! and an event filter hide the events that do not match (also driven by the page's query string:
+//! `report.html?q=lava&event=2018_hawaii_volcano`).
+//!
+//! Made for many events: each event is a collapsed `<details>`, only the top N segments of an
+//! episode are written ([`ReportOptions::top_segments`]), and a timeline mark is one compact
+//! `<rect>` per episode and day: `<rect class="m" data-episode="E" data-day="YYYY-MM-DD"
+//! data-count="N" …>`, N the episode's assigned segments published that day.
+//!
+//! The bytes depend only on the run's files and the corpus (and the options): no clock, no
+//! random order; the same run gives the same page.
+//!
+//! Layout: [`options`](ReportOptions) and [`ReportError`]; `read` takes `run.json`, the
+//! assignments and the corpus in; `view` checks that they belong together and builds each event's
+//! view; `page` writes the HTML, `timeline` an event's SVG and `format` escapes and formats.
+
+mod error;
+mod format;
+mod options;
+mod page;
+mod read;
+mod timeline;
+mod view;
+
+pub use error::ReportError;
+pub use format::{escape, iso_day};
+pub use options::{ReportOptions, SegmentOrder, Written, DEFAULT_FILE, DEFAULT_TOP_SEGMENTS};
+
+use crate::run::commit::{self, Verified};
+use crate::storage::Location;
+use crate::tables::{Assignment, Episode};
+use page::page;
+use read::{assigned_slots, manifest, read_corpus};
+use view::{check_corpus, event_views, Inputs};
+
+/// Checks the run, reads it and the corpus, and renders the page. The corpus is read one row
+/// group at a time: what is kept of it is the per-event counts per day, the dates of the
+/// assigned segments and the texts of the shown ones.
+pub async fn render(
+    run: &Location,
+    corpus: &Location,
+    options: &ReportOptions,
+) -> Result<(String, usize, usize), ReportError> {
+    if commit::verify(run).await? == Verified::NotARun {
+        return Err(ReportError::NotARun(run.display().to_string()));
+    }
+    let manifest = manifest(run, &run.get(commit::MANIFEST).await?)?;
+    if options.trial >= manifest.trials {
+        return Err(ReportError::NoTrial {
+            trial: options.trial,
+            trials: manifest.trials,
+        });
+    }
+    let episodes: Vec<Episode> = run.read_table().await?;
+    let assignments: Vec<Assignment> = run.read_table().await?;
+
+    // Every assigned segment is looked up in the corpus; the top ones of the shown trial are
+    // kept whole.
+    let (mut found, by_episode) = assigned_slots(&assignments, options);
+    let per_event = read_corpus(corpus, &mut found).await?;
+    let inputs = Inputs {
+        run_name: run.display(),
+        corpus_name: corpus.display(),
+        manifest: &manifest,
+        per_event: &per_event,
+        found: &found,
+        by_episode: &by_episode,
+    };
+    check_corpus(&inputs, &assignments)?;
+    let views = event_views(&inputs, &episodes, options);
+    let html = page(run.display(), corpus.display(), &manifest, &views, options);
+    let shown = episodes.iter().filter(|e| e.trial == options.trial).count();
+    Ok((html, manifest.events.len(), shown))
+}
+
+/// `epimine report`: renders the page and writes it to `out` (a `.html` file, or a folder that
+/// gets `report.html`), whole or not at all (the store writes a temporary object and renames it
+/// on local disk; an S3 PUT is atomic).
+pub async fn report(
+    run: &Location,
+    corpus: &Location,
+    out: &str,
+    options: &ReportOptions,
+) -> Result<Written, ReportError> {
+    let (html, events, episodes) = render(run, corpus, options).await?;
+    let (folder, name) = if out.ends_with(".html") || out.ends_with(".htm") {
+        Location::parse_file(out, true)?
+    } else {
+        (Location::parse(out, true)?, DEFAULT_FILE.to_string())
+    };
+    let bytes = html.len();
+    folder.put(&name, html.into_bytes().into()).await?;
+    Ok(Written {
+        location: folder.display_child(&name),
+        events,
+        episodes,
+        bytes,
+    })
+}

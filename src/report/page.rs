@@ -1,0 +1,241 @@
+//! The HTML page: inline styles and script, the index of the events, every event with its
+//! timeline and episodes.
+
+use std::fmt::Write as _;
+
+use super::format::{conf, date_or_dash, episode_heading, escape};
+use super::options::{ReportOptions, SegmentOrder};
+use super::read::Manifest;
+use super::timeline::timeline;
+use super::view::{EpisodeView, EventView};
+
+const STYLE: &str = r#"
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px;color:#1d2330;background:#fff}
+h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:0;display:inline}h3{font-size:15px;margin:0 0 2px}
+.meta,.muted{color:#5a6270}code{font-size:12px}
+#filters{position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid #dde1e7;z-index:2}
+#filters input{width:280px;padding:4px 6px}#filters select{max-width:320px;padding:3px}
+table{border-collapse:collapse;width:100%;margin:12px 0 20px;font-size:13px}
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #eceef2;white-space:nowrap}
+td.n,th.n{text-align:right}td.err{white-space:normal;color:#a12a2a}
+.failed td:first-child a{color:#a12a2a}
+section.event{border-top:1px solid #dde1e7;padding:8px 0}
+summary{cursor:pointer;padding:4px 0}summary .muted{margin-left:8px}
+.status-failed h2{color:#a12a2a}.error{color:#a12a2a}
+svg.timeline{display:block;margin:8px 0 6px;max-width:100%;height:auto;font-size:11px}
+svg .m{fill:#2f6fd6}svg .c{fill:#b9c0cc}svg text{fill:#3a4150}svg .axis{stroke:#9aa3b1;stroke-width:1}
+ol.episodes{padding-left:0;list-style:none;margin:0}
+li.episode{margin:10px 0 14px;padding-left:10px;border-left:3px solid #2f6fd6}
+.kw{color:#3d5a80}ol.segs{margin:4px 0 0;padding-left:22px}ol.segs li{margin:3px 0}
+ol.segs cite{color:#5a6270;font-style:normal;font-size:12px;margin-left:6px}
+#tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;padding:2px 6px;border-radius:3px;font-size:12px;display:none;z-index:3}
+"#;
+
+const SCRIPT: &str = r#"
+(function(){
+var form=document.getElementById('filters'),q=document.getElementById('q'),ev=document.getElementById('ev'),shown=document.getElementById('shown');
+var secs=[].slice.call(document.querySelectorAll('section.event'));
+var rows=[].slice.call(document.querySelectorAll('#index tbody tr'));
+var texts=null;
+function apply(){
+  var t=q.value.trim().toLowerCase(),e=ev.value,n=0;
+  if(t&&!texts){texts=secs.map(function(s){return s.textContent.toLowerCase();});}
+  secs.forEach(function(s,i){
+    var ok=(!e||s.getAttribute('data-key-event')===e)&&(!t||texts[i].indexOf(t)>=0);
+    s.hidden=!ok;rows[i].hidden=!ok;
+    if(ok){n++;if(e||t){s.querySelector('details').open=true;}}
+  });
+  shown.textContent=n+' of '+secs.length+' key events shown';
+}
+var p=new URLSearchParams(location.search||location.hash.replace(/^#\??/,''));
+if(p.get('q')){q.value=p.get('q');}
+if(p.get('event')){ev.value=p.get('event');}
+q.addEventListener('input',apply);ev.addEventListener('change',apply);
+form.hidden=false;apply();
+var tip=document.createElement('div');tip.id='tip';document.body.appendChild(tip);
+document.addEventListener('mousemove',function(x){
+  var m=x.target;
+  if(m.classList&&m.classList.contains('m')){
+    tip.textContent='episode '+m.getAttribute('data-episode')+' \u00b7 '+m.getAttribute('data-day')+' \u00b7 '+m.getAttribute('data-count')+' segment(s)';
+    tip.style.left=(x.clientX+12)+'px';tip.style.top=(x.clientY+12)+'px';tip.style.display='block';
+  }else{tip.style.display='none';}
+});
+})();
+"#;
+
+/// The whole page: head, filters, the index of the events, then every event.
+pub(super) fn page(
+    run_name: &str,
+    corpus_name: &str,
+    manifest: &Manifest,
+    views: &[EventView],
+    options: &ReportOptions,
+) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    let n_failed = views.iter().filter(|v| v.line.status != "ok").count();
+    let n_episodes: usize = views.iter().map(|v| v.episodes.len()).sum();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"epimine {}\">\n<title>Episodes: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(&manifest.version),
+        escape(run_name)
+    );
+    let _ = writeln!(
+        out,
+        "<h1>Episodes of {} key event{}</h1>",
+        views.len(),
+        if views.len() == 1 { "" } else { "s" }
+    );
+    let trial = if manifest.trials > 1 {
+        format!(" · trial {} of {}", options.trial, manifest.trials)
+    } else {
+        String::new()
+    };
+    let llm = manifest
+        .llm
+        .as_deref()
+        .map(|l| format!(" · titles by {}", escape(l)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">run <code>{}</code> · corpus <code>{}</code> · epimine {} (output format {}) · {} episodes · {} event(s) failed{trial}{llm} · top {} segments per episode by {}</p>",
+        escape(run_name),
+        escape(corpus_name),
+        escape(&manifest.version),
+        manifest.format,
+        n_episodes,
+        n_failed,
+        options.top_segments,
+        match options.order {
+            SegmentOrder::Rank => "the run's rank",
+            SegmentOrder::Confidence => "confidence",
+        }
+    );
+    out.push_str("<form id=\"filters\" hidden onsubmit=\"return false\"><label>Search <input id=\"q\" type=\"search\" placeholder=\"words in titles, keywords, segments\"></label> <label>Key event <select id=\"ev\"><option value=\"\">all</option>");
+    for v in views {
+        let k = escape(&v.line.key_event);
+        let _ = write!(out, "<option value=\"{k}\">{k}</option>");
+    }
+    out.push_str("</select></label> <span id=\"shown\" class=\"muted\"></span></form>\n");
+    index(&mut out, views);
+    for (i, v) in views.iter().enumerate() {
+        event_section(&mut out, i, v);
+    }
+    let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    out
+}
+
+/// The index: one row per event.
+fn index(out: &mut String, views: &[EventView]) {
+    out.push_str("<table id=\"index\"><thead><tr><th>key event</th><th>theme</th><th>status</th><th class=\"n\">segments</th><th class=\"n\">episodes</th><th>from</th><th>to</th></tr></thead><tbody>\n");
+    for (i, v) in views.iter().enumerate() {
+        let status = if v.line.status == "ok" {
+            "ok".to_string()
+        } else {
+            escape(&v.line.status)
+        };
+        let _ = writeln!(
+            out,
+            "<tr class=\"{status}\" data-key-event=\"{k}\"><td><a href=\"#ev-{i}\">{k}</a></td><td>{}</td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+            escape(v.theme.unwrap_or("")),
+            v.line.segments,
+            v.episodes.len(),
+            date_or_dash(v.corpus_days.keys().next().copied()),
+            date_or_dash(v.corpus_days.keys().next_back().copied()),
+            k = escape(&v.line.key_event),
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+/// One event: a collapsed section with its status, timeline and episodes.
+fn event_section(out: &mut String, i: usize, v: &EventView) {
+    let k = escape(&v.line.key_event);
+    let _ = write!(
+        out,
+        "<section class=\"event status-{}\" id=\"ev-{i}\" data-key-event=\"{k}\">\n<details><summary><h2>{k}</h2><span class=\"muted\">{} · {} segments · {} episodes · {} – {}</span></summary>\n",
+        escape(&v.line.status),
+        escape(&v.line.status),
+        v.line.segments,
+        v.episodes.len(),
+        date_or_dash(v.corpus_days.keys().next().copied()),
+        date_or_dash(v.corpus_days.keys().next_back().copied()),
+    );
+    if v.line.status != "ok" {
+        let _ = writeln!(
+            out,
+            "<p class=\"error\">{}: {}</p>",
+            escape(&v.line.status),
+            escape(v.line.error.as_deref().unwrap_or("no reason given"))
+        );
+    }
+    if !v.episodes.is_empty() {
+        timeline(out, v);
+    }
+    out.push_str("<ol class=\"episodes\">\n");
+    for e in &v.episodes {
+        episode_item(out, i, e);
+    }
+    out.push_str("</ol>\n</details>\n</section>\n");
+}
+
+/// One episode of event `i`: heading, keywords, counts and dates, top segments.
+fn episode_item(out: &mut String, i: usize, e: &EpisodeView) {
+    let ep = e.episode;
+    let _ = writeln!(
+        out,
+        "<li class=\"episode\" id=\"ev-{i}-e{id}\" data-episode-id=\"{id}\"><h3>{id} · {}</h3>",
+        escape(&episode_heading(ep)),
+        id = ep.episode_id,
+    );
+    if ep.source == "llm" && !ep.keywords.is_empty() {
+        let _ = writeln!(
+            out,
+            "<div class=\"kw\">{}</div>",
+            escape(&ep.keywords.join(", "))
+        );
+    } else if ep.keywords.len() > 5 {
+        let _ = writeln!(
+            out,
+            "<div class=\"kw\">also: {}</div>",
+            escape(&ep.keywords[5..].join(", "))
+        );
+    }
+    let undated = if e.undated > 0 {
+        format!(" ({} undated)", e.undated)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "<div class=\"muted\">{} segments{undated} in {} articles · mean confidence {} · first {} · peak {} · last {}</div>",
+        ep.n_segments,
+        ep.n_articles,
+        conf(e.confidence),
+        date_or_dash(ep.first_date),
+        date_or_dash(ep.peak_date),
+        date_or_dash(ep.last_date),
+    );
+    if !e.top.is_empty() {
+        out.push_str("<ol class=\"segs\">\n");
+        for (a, s) in &e.top {
+            let article = match (&s.title, &s.source_id) {
+                (Some(t), _) if !t.is_empty() => escape(t),
+                (_, Some(id)) if !id.is_empty() => format!("article {}", escape(id)),
+                _ => format!("article {}", s.doc_id),
+            };
+            let _ = writeln!(
+                out,
+                "<li data-doc=\"{}\" data-seg=\"{}\">{}<cite>{article}, {} · rank {} · confidence {}</cite></li>",
+                s.doc_id,
+                s.seg_idx,
+                escape(&s.text),
+                date_or_dash(s.doc_date),
+                a.rank,
+                conf(a.confidence)
+            );
+        }
+        out.push_str("</ol>\n");
+    }
+    out.push_str("</li>\n");
+}

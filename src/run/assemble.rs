@@ -1,0 +1,179 @@
+//! The commit (process 0): the checkpoints of events no longer in the corpus deleted, the final
+//! tables streamed from the checkpoints, then `run.json`, last.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use super::checkpoint;
+use super::commit;
+use super::error::RunError;
+use super::exchange::Gathered;
+use super::fault::fault;
+use super::report::{
+    self, AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime,
+    TableEntry,
+};
+use crate::cluster::Cluster;
+use crate::job::Job;
+use crate::storage::{Location, StorageError};
+use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+
+/// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
+/// times and `job.toml`'s entry.
+pub(super) struct Finished {
+    pub(super) gathered: Gathered,
+    pub(super) model: ModelInfo,
+    pub(super) stages: Vec<StageTime>,
+    pub(super) job_entry: Option<TableEntry>,
+}
+
+/// The commit (process 0): the final tables from the checkpoints, then `run.json`, last.
+pub(super) fn commit_run(
+    job: &Job,
+    cluster: &Cluster,
+    runtime: &tokio::runtime::Runtime,
+    out: &Location,
+    done: Finished,
+) -> Result<RunReport, RunError> {
+    let Finished {
+        gathered,
+        model,
+        mut stages,
+        job_entry,
+    } = done;
+    let started = Instant::now();
+    let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
+    let deleted = runtime.block_on(delete_stale(out, &statuses))?;
+    let rss_before = report::reset_peak_rss();
+    let mut tables = runtime.block_on(assemble_tables(out, &statuses))?;
+    let assembly_memory = rss_before
+        .zip(report::peak_rss())
+        .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
+            rss_before_mib,
+            peak_mib,
+        });
+    tables.extend(job_entry);
+    stages.push(StageTime {
+        stage: "write".into(),
+        seconds: started.elapsed().as_secs_f64(),
+    });
+    let summary = CheckpointSummary {
+        computed: statuses
+            .iter()
+            .filter(|s| s.checkpoint == "computed")
+            .count(),
+        reused: statuses.iter().filter(|s| s.checkpoint == "reused").count(),
+        deleted,
+        encoded_units: statuses.iter().map(|s| u64::from(s.encoded_units)).sum(),
+        waves: gathered.waves,
+    };
+    let report = RunReport {
+        format: checkpoint::FORMAT,
+        epimine_version: env!("CARGO_PKG_VERSION"),
+        job: job.clone(),
+        layout: cluster.clone(),
+        model: Some(model),
+        stages,
+        llm: gathered.llm,
+        // Skipped events, and events whose LLM trials fell back to no-LLM episodes.
+        partial: statuses
+            .iter()
+            .any(|s| s.status != "ok" || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())),
+        events: statuses,
+        checkpoints: summary,
+        tables,
+        assembly_memory,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| RunError::Out {
+        location: out.display_child(commit::MANIFEST),
+        reason: e.to_string(),
+    })?;
+    runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
+    Ok(report)
+}
+
+/// Deletes the checkpoints of events no longer in the corpus; returns how many.
+pub(super) async fn delete_stale(
+    out: &Location,
+    statuses: &[EventStatus],
+) -> Result<usize, StorageError> {
+    let current: BTreeSet<String> = statuses
+        .iter()
+        .map(|s| checkpoint::object_name(&s.key_event))
+        .collect();
+    let mut deleted = 0;
+    for name in out.list().await? {
+        if name.starts_with(&format!("{}/", checkpoint::DIR)) && !current.contains(&name) {
+            tracing::info!("deleting {name}: its event is no longer in the corpus");
+            out.delete(&name).await?;
+            deleted += 1;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Streams the final tables from the checkpoints, one event at a time in event order, each
+/// table whole or not at all, and returns their entries for `run.json`.
+async fn assemble_tables(
+    out: &Location,
+    statuses: &[EventStatus],
+) -> Result<Vec<TableEntry>, RunError> {
+    let mut episodes = out.table_writer::<Episode>()?;
+    let mut assignments = out.table_writer::<Assignment>()?;
+    let mut fragments = out.table_writer::<FragmentRow>()?;
+    let mut terms = out.table_writer::<Term>()?;
+    let mut pairs = out.table_writer::<Pair>()?;
+    let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
+    let streamed = async {
+        for status in statuses {
+            let c = checkpoint::read(out, &status.key_event).await?;
+            let c = match c {
+                Some(c) if c.fingerprint == status.fingerprint => c,
+                found => {
+                    return Err(RunError::Out {
+                        location: out.display_child(&checkpoint::object_name(&status.key_event)),
+                        reason: format!(
+                            "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
+                            status.key_event,
+                            if found.is_some() { "another run's" } else { "missing" }
+                        ),
+                    })
+                }
+            };
+            let o = c.outputs;
+            episodes.push(o.episodes).await?;
+            assignments.push(o.assignments).await?;
+            fragments.push(o.fragments).await?;
+            terms.push(o.terms).await?;
+            pairs.push(o.pairs).await?;
+            stage.inc();
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = streamed {
+        episodes.abort().await;
+        assignments.abort().await;
+        fragments.abort().await;
+        terms.abort().await;
+        pairs.abort().await;
+        return Err(e);
+    }
+    stage.finish();
+    let mut entries = Vec::new();
+    let mut done = |name: String, w: crate::storage::Written| {
+        entries.push(TableEntry {
+            name,
+            sha256: w.sha256,
+            rows: w.rows,
+            bytes: w.bytes,
+        });
+        fault("assembly", entries.len());
+    };
+    done(Episode::file_name(), episodes.finish().await?);
+    done(Assignment::file_name(), assignments.finish().await?);
+    done(Term::file_name(), terms.finish().await?);
+    done(Pair::file_name(), pairs.finish().await?);
+    done(FragmentRow::file_name(), fragments.finish().await?);
+    Ok(entries)
+}

@@ -1,0 +1,161 @@
+//! One event's stages once its units are encoded: §1 expansion and synonym groups, §3–§6
+//! without an LLM, §3–§4 with one (the event then waits for its answers: [`Pending`]).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::exchange::EventReport;
+use super::outputs::Outputs;
+use super::pending::Pending;
+use super::report::EventStatus;
+use super::shared::Shared;
+use super::units::Encoded;
+use crate::episodes::{self, expand, EventInput};
+use crate::job::Job;
+use crate::tables::{Segment, Term};
+
+/// One event's stages after encoding: §1 expansion and §3–§6 without an LLM (rows into
+/// `report.outputs`), or §3–§4 with one (the prompt into `report.prompt`, the event into
+/// `pending`), or only the term set (`epimine stats`).
+pub(super) fn compute_event(
+    job: &Job,
+    shared: &Shared,
+    segs: Vec<Segment>,
+    terms: Vec<Term>,
+    encoded: Result<Encoded, String>,
+    report: &mut EventReport,
+    pending: &mut BTreeMap<String, (Pending, EventReport)>,
+) {
+    let encoded = match encoded {
+        Ok(encoded) => encoded,
+        Err(e) => {
+            set_failed(&mut report.status, e);
+            return;
+        }
+    };
+    if shared.terms_only {
+        let set = term_set(job, &segs, &terms, &encoded.1);
+        report.outputs.terms = set.rows;
+        report.outputs.pairs = set.pairs;
+        return;
+    }
+    match prepare_event(job, segs, terms, encoded) {
+        Ok((p, set)) => {
+            report.outputs.terms = set.rows;
+            report.outputs.pairs = set.pairs;
+            report.outputs.fragments = p.prepared.fragments.clone();
+            report.status.counts = p.prepared.counts.clone();
+            if job.llm.enabled() {
+                report.prompt = Some(
+                    p.prepared
+                        .top_segments(job.llm.segments_per_cluster)
+                        .into_iter()
+                        .map(|g| g.into_iter().map(|s| p.segments[s].text.clone()).collect())
+                        .collect(),
+                );
+                let event = report.status.key_event.clone();
+                pending.insert(
+                    event,
+                    (
+                        p,
+                        EventReport {
+                            status: report.status.clone(),
+                            outputs: Outputs::default(),
+                            prompt: None,
+                        },
+                    ),
+                );
+            } else {
+                let (kept, eps, asg) =
+                    episodes::episodes_without_llm(&p.input(), &p.prepared, &job.episodes, 0);
+                report.status.counts.kept_clusters = kept;
+                finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+                report.outputs.episodes = eps;
+                report.outputs.assignments = asg;
+            }
+        }
+        Err((e, set)) => {
+            report.outputs.terms = set.rows;
+            report.outputs.pairs = set.pairs;
+            set_failed(&mut report.status, e);
+        }
+    }
+}
+
+/// The episodes and assigned segments of an event, summed over trials; no episode is a failure.
+pub(super) fn finish_counts(
+    status: &mut EventStatus,
+    params: &episodes::EpisodeParams,
+    episodes: usize,
+    assigned: usize,
+) {
+    status.counts.episodes = episodes;
+    status.counts.assigned = assigned;
+    if episodes == 0 && status.status == "ok" {
+        set_failed(
+            status,
+            episodes::EventError::NoEpisodes(params.min_segments).to_string(),
+        );
+    }
+}
+
+pub(super) fn set_failed(status: &mut EventStatus, error: String) {
+    tracing::warn!("{}: skipped: {error}", status.key_event);
+    status.status = "failed".into();
+    status.error = Some(error);
+}
+
+/// An event's term set (§1 expansion and synonym groups, pairs in the group sense) from its
+/// statistics and word vectors.
+pub(super) fn term_set(
+    job: &Job,
+    segs: &[Segment],
+    rows: &[Term],
+    vectors: &HashMap<String, Vec<f32>>,
+) -> expand::TermSet {
+    let seg_terms: Vec<HashSet<String>> = segs
+        .iter()
+        .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
+        .collect();
+    let empty = HashMap::new();
+    expand::build_term_set(
+        rows,
+        if job.terms.vectors { vectors } else { &empty },
+        job.terms.expansion,
+        job.terms.synonym,
+        &seg_terms,
+    )
+}
+
+pub(super) type PrepareResult = Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
+
+/// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
+pub(super) fn prepare_event(
+    job: &Job,
+    segs: Vec<Segment>,
+    rows: Vec<Term>,
+    (embeddings, vectors): Encoded,
+) -> PrepareResult {
+    let set = term_set(job, &segs, &rows, &vectors);
+    let input = EventInput {
+        segments: &segs,
+        terms: set.salient.clone(),
+        pairs: set
+            .pairs
+            .iter()
+            .map(|p| (p.a.clone(), p.b.clone(), p.freq, p.d))
+            .collect(),
+        word_vectors: &vectors,
+        embeddings: &embeddings,
+    };
+    match episodes::prepare(&input, &job.episodes) {
+        Ok(prepared) => Ok((
+            Pending {
+                segments: segs,
+                embeddings,
+                prepared,
+            },
+            set,
+        )),
+        Err(e) => Err((e.to_string(), set)),
+    }
+}

@@ -1,0 +1,57 @@
+//! The errors that stop a whole run.
+
+use super::checkpoint::CheckpointError;
+use crate::background;
+use crate::encoder;
+use crate::llm::LlmError;
+use crate::stats::StatsError;
+use crate::storage::StorageError;
+
+/// Errors that stop a whole run (a single event's failure does not).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The statistics job failed.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    /// The background failed to load.
+    #[error(transparent)]
+    Background(#[from] background::BackgroundError),
+    /// The encoder failed to load.
+    #[error("encoder: {0}")]
+    Encoder(#[from] encoder::EncoderError),
+    /// The model could not be found or fetched.
+    #[error("model: {0}")]
+    Model(String),
+    /// The model is neither a folder nor in the cache, or its fetch failed.
+    #[error("model: {0}")]
+    Resolve(#[from] encoder::fetch::ResolveError),
+    /// The job is invalid.
+    #[error(transparent)]
+    Job(#[from] crate::job::JobError),
+    /// The LLM stage could not start (no key, no cache folder).
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    /// A worker of the per-event stages failed.
+    #[error("per-event stages: {0}")]
+    Workers(String),
+    /// The corpus could not be read.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
+    /// The cluster layout is invalid.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    /// `--out` cannot be used.
+    #[error("--out {location}: {reason}")]
+    Out {
+        /// The output location.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// A checkpoint needed for the final tables could not be read.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}

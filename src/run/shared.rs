@@ -1,0 +1,40 @@
+//! What every worker of the per-event stages shares.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+
+use super::Progress;
+use crate::job::Job;
+use crate::llm as llm_api;
+use crate::storage::Location;
+use crate::tables::Term;
+
+/// What every worker of the per-event stages shares.
+pub(super) struct Shared {
+    pub(super) job: Job,
+    pub(super) model_dir: PathBuf,
+    /// The sentence model's folder (`encoder.sentence_model`).
+    pub(super) sentence_model_dir: Option<PathBuf>,
+    pub(super) model_hash: String,
+    /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
+    pub(super) settings: String,
+    /// This process's shares of the statistics' terms: worker index → event → terms (each
+    /// worker takes its own and sends it on to the events' owners).
+    pub(super) terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
+    /// Only expansion and synonym groups (`epimine stats` with vectors).
+    pub(super) terms_only: bool,
+    /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
+    pub(super) out: Option<Location>,
+    /// Ignore existing checkpoints.
+    pub(super) fresh: bool,
+    /// Checkpoints this process wrote.
+    pub(super) checkpoints_written: AtomicUsize,
+    /// The LLM client (process 0).
+    pub(super) llm: Option<Arc<llm_api::Client>>,
+    /// What went wrong on some worker.
+    pub(super) errors: Mutex<Vec<String>>,
+    /// The progress of this process's workers, together.
+    pub(super) progress: Progress,
+}

@@ -1,0 +1,84 @@
+//! What one worker of the per-event stages holds throughout, and what it does for every phase:
+//! record an error, write an event's checkpoint.
+
+use super::checkpoint::{self, Checkpoint};
+use super::fault::fault;
+use super::outputs::Outputs;
+use super::report::EventStatus;
+use super::shared::Shared;
+use crate::job::Job;
+
+/// What one worker of the per-event stages holds throughout: its place, the shared state and
+/// its own tokio runtime (storage and the LLM).
+pub(super) struct Ctx<'a> {
+    pub(super) index: usize,
+    pub(super) peers: usize,
+    pub(super) shared: &'a Shared,
+    pub(super) runtime: tokio::runtime::Runtime,
+}
+
+impl<'a> Ctx<'a> {
+    /// `None` (the error recorded) when no runtime starts.
+    pub(super) fn start(worker: &timely::worker::Worker, shared: &'a Shared) -> Option<Self> {
+        let (index, peers) = (worker.index(), worker.peers());
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => Some(Self {
+                index,
+                peers,
+                shared,
+                runtime,
+            }),
+            Err(e) => {
+                fail(shared, index, format!("cannot start a tokio runtime: {e}"));
+                None
+            }
+        }
+    }
+
+    pub(super) fn job(&self) -> &'a Job {
+        &self.shared.job
+    }
+
+    pub(super) fn fail(&self, e: String) {
+        fail(self.shared, self.index, e);
+    }
+
+    /// Writes an event's checkpoint (nothing without `--out`).
+    pub(super) fn write_checkpoint(
+        &self,
+        fingerprint: &str,
+        status: &EventStatus,
+        outputs: Outputs,
+    ) {
+        let Some(out) = &self.shared.out else {
+            return;
+        };
+        let c = Checkpoint {
+            fingerprint: fingerprint.to_string(),
+            status: status.clone(),
+            outputs,
+        };
+        match self.runtime.block_on(checkpoint::write(out, &c)) {
+            Ok(()) => {
+                let n = self
+                    .shared
+                    .checkpoints_written
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                fault("checkpoint", n + 1);
+            }
+            Err(e) => self.fail(format!(
+                "writing the checkpoint of {}: {e}",
+                status.key_event
+            )),
+        }
+    }
+}
+
+/// Records a worker's error; reported once, by the caller (every worker may fail the same way).
+fn fail(shared: &Shared, index: usize, e: String) {
+    tracing::debug!(worker = index, "{e}");
+    shared.errors.lock().expect("error list").push(e);
+}
