@@ -128,8 +128,8 @@ fn string_list_field(name: &str) -> Field {
     )
 }
 
-/// `assignments`: segments assigned to detected episodes; `rank` 0 is the episode's most
-/// confident segment.
+/// `assignments`: segments assigned to detected episodes; `rank` 0 is the episode's top
+/// segment in the run's `episodes.rank` order (density by default).
 pub fn assignments_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         key_event_field(),
@@ -547,7 +547,7 @@ pub struct Episode {
     pub example_sentences: Vec<String>,
     /// Number of segments assigned to it.
     pub n_segments: u32,
-    /// `clusters` or `llm`.
+    /// `clusters`, `llm`, or a baseline's name (`kmeans`, `hdbscan`).
     pub source: String,
     /// Distinct articles among its assigned segments.
     pub n_articles: u32,
@@ -726,8 +726,9 @@ pub struct Assignment {
     pub doc_id: u32,
     /// Segment index inside the article.
     pub seg_idx: u32,
-    /// 0 = the episode's top segment (most similar to the episode by default; most confident
-    /// with `episodes.rank = "confidence"`).
+    /// 0 = the episode's top segment: the densest among the episode's own segments by default
+    /// (`episodes.rank = "density"`), else the most similar to the episode (`"similarity"`) or
+    /// the most confident (`"confidence"`).
     pub rank: u32,
     /// Classification confidence (paper eq. 2).
     pub confidence: f64,

@@ -4,24 +4,9 @@
 //! (`JOB_COMPLETION_INDEX`, with the process count and the peers' host pattern from the job's
 //! settings). What the settings give wins; the launcher fills in the rest.
 
+pub use super::layout::Launcher;
+use super::layout::{Cluster, ClusterError, ClusterSettings};
 use super::nodelist::{self, NodeListError};
-use super::{Cluster, ClusterError, ClusterSettings};
-
-/// Where the layout comes from when the settings leave it open.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Launcher {
-    /// Slurm when `SLURM_PROCID` is set, else Kubernetes when `JOB_COMPLETION_INDEX` is,
-    /// else none.
-    #[default]
-    Auto,
-    /// A Slurm step (`srun`): one process per task.
-    Slurm,
-    /// A Kubernetes Indexed Job: one process per pod.
-    Kubernetes,
-    /// The settings alone (defaults: one process, `localhost:<port + i>`).
-    None,
-}
 
 /// Reads one environment variable.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;

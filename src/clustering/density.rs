@@ -56,7 +56,7 @@ pub enum Reduce {
 #[serde(deny_unknown_fields, default)]
 pub struct DensityParams {
     /// Dimension reduction before clustering (default UMAP: in 384 dimensions every distance
-    /// looks alike and HDBSCAN finds few clusters; see the README).
+    /// looks alike and HDBSCAN finds few clusters; see docs/quality.md).
     pub reduce: Reduce,
     /// UMAP settings.
     pub umap: UmapParams,

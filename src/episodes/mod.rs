@@ -28,19 +28,20 @@ use termspace::{SalientTerm, TermSpace};
 pub struct EpisodeParams {
     /// δ: share of top-ranked articles whose fragments are clustered (paper: 25%).
     pub top_articles: f64,
-    /// Cluster pruning rule (ALGORITHM.md §4; see the README for how it was chosen).
+    /// Cluster pruning rule (ALGORITHM.md §4).
     pub prune: PruneRule,
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
     pub confidence: ConfidenceRule,
     /// How each episode's segments are ranked (ALGORITHM.md §6 says by confidence; default: by
     /// density among the episode's own segments, its tight core first — chosen out of theme,
-    /// see the README).
+    /// see docs/quality.md).
     pub rank: classify::RankBy,
     /// Neighbours of `rank = "density"`: a segment's density is its mean cosine to this many of
     /// its most similar fellow members.
     pub rank_neighbors: usize,
     /// At most this many episodes per event, the largest kept (after the cohesion and size
-    /// rules; 0: no limit; default 15, chosen out of theme). Gold episode counts do not grow
+    /// rules; 0: no limit; the default is [`EpisodeParams::default`]'s, chosen out of theme,
+    /// see docs/quality.md). Gold episode counts do not grow
     /// with an event's size, while the candidates do.
     pub max_episodes: usize,
     /// Episodes with fewer assigned segments are dropped (ALGORITHM.md §6: 2).
@@ -463,8 +464,8 @@ pub fn cluster_episodes(
 /// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
 /// episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`), and ranks each
-/// episode's segments by `params.rank` (cosine to the episode by default; eq. 2 confidence as
-/// ALGORITHM.md §6 says with `rank = "confidence"`).
+/// episode's segments by `params.rank` (density among its own segments by default; eq. 2
+/// confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
 pub fn assign(
     input: &EventInput,

@@ -1,6 +1,7 @@
 //! The LLM transport: the Anthropic Messages API and OpenAI-compatible chat completions over
 //! reqwest, with retries (backoff with jitter; `retry-after` honoured on 429), a per-run request
-//! budget, and a disk cache keyed by (backend, model, prompt hash, trial, temperature).
+//! budget, and a disk cache keyed by (backend, model, prompt hash, trial, temperature,
+//! max_tokens, the answer's schema).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
