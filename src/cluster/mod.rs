@@ -93,7 +93,6 @@ fn connect_peers(
     cluster: &Cluster,
     side: bool,
 ) -> Result<(Vec<Option<TcpStream>>, SideLines), ClusterError> {
-    use std::io::{Read, Write};
     let addresses = cluster.addresses()?;
     let (me, n) = (cluster.process, cluster.processes);
     let timeout = Duration::from_secs(cluster.startup_timeout);
@@ -113,20 +112,11 @@ fn connect_peers(
             .set_nonblocking(true)
             .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
     }
-    let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-    // The side lines: process 0 holds one from each other process; the others one to 0.
-    let mut lines: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-    let side_of = |p: usize| side && (me == 0) != (p == 0) && p != me;
-    let awaited = |sockets: &[Option<TcpStream>], lines: &[Option<TcpStream>]| -> Vec<String> {
-        (0..n)
-            .filter(|&p| p != me && (sockets[p].is_none() || (side_of(p) && lines[p].is_none())))
-            .map(|p| format!("process {p} ({})", addresses[p]))
-            .collect()
-    };
+    let mut held = Handshake::new(me, n, side);
     let begun = Instant::now();
     let mut reported = begun;
     loop {
-        let waiting = awaited(&sockets, &lines);
+        let waiting = held.awaited(&addresses);
         if waiting.is_empty() {
             break;
         }
@@ -148,58 +138,11 @@ fn connect_peers(
             );
             reported = Instant::now();
         }
-        let mut progress = false;
-        // The lower indices listen for this one.
-        for p in 0..me {
-            for (held, flag) in [(&mut sockets, 0), (&mut lines, SIDE_LINE)] {
-                if held[p].is_some() || (flag == SIDE_LINE && !side_of(p)) {
-                    continue;
-                }
-                let Some(mut stream) = dial(&addresses[p]) else {
-                    continue;
-                };
-                let sent = stream
-                    .set_nodelay(true)
-                    .and_then(|()| stream.write_all(&(me as u64 | flag).to_be_bytes()));
-                if sent.is_ok() {
-                    held[p] = Some(stream);
-                    progress = true;
-                }
-            }
-        }
-        // The higher indices dial this one and say who they are.
+        // The lower indices listen for this one; the higher ones dial it.
+        let mut progress = held.dial_lower(&addresses);
         for listener in &listeners {
             match listener.accept() {
-                Ok((mut stream, from)) => {
-                    let mut index = [0u8; 8];
-                    let read = stream
-                        .set_nonblocking(false)
-                        .and_then(|()| stream.set_nodelay(true))
-                        .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
-                        .and_then(|()| stream.read_exact(&mut index))
-                        .and_then(|()| stream.set_read_timeout(None));
-                    let said = u64::from_be_bytes(index);
-                    let held = match said & SIDE_LINE {
-                        0 => &mut sockets,
-                        _ => &mut lines,
-                    };
-                    let p = usize::try_from(said & !SIDE_LINE).unwrap_or(usize::MAX);
-                    let wanted = said & SIDE_LINE == 0 || side_of(p);
-                    match read {
-                        Ok(()) if wanted && p > me && p < n && held[p].is_none() => {
-                            held[p] = Some(stream);
-                            progress = true;
-                        }
-                        Ok(()) => tracing::warn!(
-                            "process {me}: ignored a connection from {from} that says it is \
-                             process {p}"
-                        ),
-                        Err(e) => tracing::warn!(
-                            "process {me}: ignored a connection from {from} that did not say \
-                             which process it is ({e})"
-                        ),
-                    }
-                }
+                Ok((stream, from)) => progress |= held.accept(stream, from),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
             }
@@ -208,20 +151,126 @@ fn connect_peers(
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    let lines = if !side {
-        SideLines::None
-    } else if me == 0 {
-        SideLines::First(
-            lines
-                .into_iter()
-                .enumerate()
-                .filter_map(|(p, l)| Some((p, l?)))
-                .collect(),
-        )
-    } else {
-        lines[0].take().map_or(SideLines::None, SideLines::ToFirst)
-    };
-    Ok((sockets, lines))
+    Ok(held.into_parts())
+}
+
+/// The connections [`connect_peers`] holds so far: timely's, one per other process, and the
+/// side lines between process 0 and each other process (when asked for).
+struct Handshake {
+    me: usize,
+    n: usize,
+    side: bool,
+    sockets: Vec<Option<TcpStream>>,
+    lines: Vec<Option<TcpStream>>,
+}
+
+impl Handshake {
+    fn new(me: usize, n: usize, side: bool) -> Self {
+        Self {
+            me,
+            n,
+            side,
+            sockets: (0..n).map(|_| None).collect(),
+            lines: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    /// Whether this process and `p` share a side line (process 0 and each other one).
+    fn side_of(&self, p: usize) -> bool {
+        self.side && (self.me == 0) != (p == 0) && p != self.me
+    }
+
+    /// The processes some connection with which is still missing.
+    fn awaited(&self, addresses: &[String]) -> Vec<String> {
+        (0..self.n)
+            .filter(|&p| {
+                p != self.me
+                    && (self.sockets[p].is_none() || (self.side_of(p) && self.lines[p].is_none()))
+            })
+            .map(|p| format!("process {p} ({})", addresses[p]))
+            .collect()
+    }
+
+    /// Dials every lower index not yet connected and says who this is (the side line's index
+    /// with [`SIDE_LINE`] set). Whether a connection was made.
+    fn dial_lower(&mut self, addresses: &[String]) -> bool {
+        use std::io::Write;
+        let mut progress = false;
+        for p in 0..self.me {
+            let side = self.side_of(p);
+            for (held, flag) in [(&mut self.sockets, 0), (&mut self.lines, SIDE_LINE)] {
+                if held[p].is_some() || (flag == SIDE_LINE && !side) {
+                    continue;
+                }
+                let Some(mut stream) = dial(&addresses[p]) else {
+                    continue;
+                };
+                let sent = stream
+                    .set_nodelay(true)
+                    .and_then(|()| stream.write_all(&(self.me as u64 | flag).to_be_bytes()));
+                if sent.is_ok() {
+                    held[p] = Some(stream);
+                    progress = true;
+                }
+            }
+        }
+        progress
+    }
+
+    /// Takes a connection from a higher index once it has said which process it is (within
+    /// 10 s); anything else is logged and dropped. Whether it was taken.
+    fn accept(&mut self, mut stream: TcpStream, from: std::net::SocketAddr) -> bool {
+        use std::io::Read;
+        let me = self.me;
+        let mut index = [0u8; 8];
+        let read = stream
+            .set_nonblocking(false)
+            .and_then(|()| stream.set_nodelay(true))
+            .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
+            .and_then(|()| stream.read_exact(&mut index))
+            .and_then(|()| stream.set_read_timeout(None));
+        let said = u64::from_be_bytes(index);
+        let p = usize::try_from(said & !SIDE_LINE).unwrap_or(usize::MAX);
+        let wanted = said & SIDE_LINE == 0 || self.side_of(p);
+        let held = match said & SIDE_LINE {
+            0 => &mut self.sockets,
+            _ => &mut self.lines,
+        };
+        match read {
+            Ok(()) if wanted && p > me && p < self.n && held[p].is_none() => {
+                held[p] = Some(stream);
+                return true;
+            }
+            Ok(()) => tracing::warn!(
+                "process {me}: ignored a connection from {from} that says it is process {p}"
+            ),
+            Err(e) => tracing::warn!(
+                "process {me}: ignored a connection from {from} that did not say which process \
+                 it is ({e})"
+            ),
+        }
+        false
+    }
+
+    /// timely's sockets, and the side lines.
+    fn into_parts(mut self) -> (Vec<Option<TcpStream>>, SideLines) {
+        let lines = if !self.side {
+            SideLines::None
+        } else if self.me == 0 {
+            SideLines::First(
+                self.lines
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(p, l)| Some((p, l?)))
+                    .collect(),
+            )
+        } else {
+            self.lines[0]
+                .take()
+                .map_or(SideLines::None, SideLines::ToFirst)
+        };
+        (self.sockets, lines)
+    }
 }
 
 /// The bit set in the index a process sends on a side line ([`SideLines`]), to tell it from

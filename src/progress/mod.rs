@@ -1,0 +1,277 @@
+//! Progress of long work: a spinner or bar per stage on a terminal, plain log lines otherwise
+//! (a counted stage logs where it stands every [`LOG_EVERY_SECS`] seconds;
+//! `EPIMINE_PROGRESS_SECS` sets the interval).
+//!
+//! A [`Bar`] may be shared by the worker threads of a process. In a run of several processes,
+//! each other process reports its bars' counts to process 0 twice a second over a side line
+//! ([`report_to`]; [`crate::cluster::SideLines`]), and process 0's bars add them
+//! ([`Remote`], [`Bar::start_summed`]), so its log counts the whole run.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+mod remote;
+pub use remote::{report_to, Remote, Reporter, SILENT_FOR};
+
+/// One running stage. Finishing (or dropping) it logs how long it took.
+pub struct Stage {
+    name: String,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    done: bool,
+}
+
+impl Stage {
+    /// Starts a stage named `name`.
+    pub fn start(name: &str) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = multi().add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .expect("a valid template"),
+            );
+            bar.set_message(name.to_string());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        if bar.is_none() {
+            tracing::info!("{name} …");
+        }
+        Self {
+            name: name.to_string(),
+            bar,
+            started: Instant::now(),
+            done: false,
+        }
+    }
+
+    /// Ends the stage with a short summary.
+    pub fn finish(mut self, summary: &str) {
+        self.end(summary);
+    }
+
+    fn end(&mut self, summary: &str) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let secs = self.started.elapsed().as_secs_f64();
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        tracing::info!("{}: {summary} ({secs:.1} s)", self.name);
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        let summary = if std::thread::panicking() {
+            "stopped"
+        } else {
+            "done"
+        };
+        self.end(summary);
+    }
+}
+
+/// How often a [`Bar`] logs where it stands when stderr is not a terminal (seconds;
+/// `EPIMINE_PROGRESS_SECS` overrides it).
+pub const LOG_EVERY_SECS: f64 = 5.0;
+
+fn log_every() -> Duration {
+    let secs = std::env::var("EPIMINE_PROGRESS_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(LOG_EVERY_SECS);
+    Duration::from_secs_f64(secs)
+}
+
+/// Every bar and spinner on a terminal, drawn together (several workers' bars at once).
+fn multi() -> &'static MultiProgress {
+    static MULTI: OnceLock<MultiProgress> = OnceLock::new();
+    MULTI.get_or_init(MultiProgress::new)
+}
+
+/// What a [`Bar`] counts, shared with its log ticker.
+struct Counts {
+    name: String,
+    total: AtomicU64,
+    done: AtomicU64,
+    started: Instant,
+    /// The other processes' counts of the same bar, added to this one's ([`Remote`]).
+    remote: Option<(Arc<Remote>, String)>,
+}
+
+impl Counts {
+    /// Steps done and to do: this process's, plus the other processes' last reports.
+    fn sums(&self) -> (u64, u64) {
+        let (mut done, mut total) = (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        );
+        if let Some((remote, key)) = &self.remote {
+            let (d, t) = remote.sum(key);
+            done += d;
+            total += t;
+        }
+        (done, total)
+    }
+
+    fn line(&self) -> String {
+        let (done, total) = self.sums();
+        format!(
+            "{}: {done}/{total} ({:.0} s)",
+            self.name,
+            self.started.elapsed().as_secs_f64()
+        )
+    }
+}
+
+/// A counted stage (e.g. events done of all): a bar on a terminal, otherwise a log line every
+/// few seconds ([`LOG_EVERY_SECS`]) while it runs and one at the end. It may be shared by the
+/// worker threads of a process (each adds its share with [`Bar::add_total`]), and, on the
+/// first process of several, count the others' shares too ([`Bar::start_summed`]).
+pub struct Bar {
+    counts: Arc<Counts>,
+    bar: Option<ProgressBar>,
+    /// Dropped at the end, which stops the log ticker.
+    ticker: Mutex<Option<mpsc::Sender<()>>>,
+    finished: AtomicBool,
+}
+
+impl Bar {
+    /// Starts a bar of `total` steps.
+    pub fn start(name: &str, total: u64) -> Self {
+        Self::start_summed(name, total, None)
+    }
+
+    /// Starts a bar of `total` steps to which `remote`'s counts of the bar `key` (the other
+    /// processes') are added, as they report them.
+    pub fn start_summed(name: &str, total: u64, remote: Option<(Arc<Remote>, String)>) -> Self {
+        let summed = remote.is_some();
+        let counts = Arc::new(Counts {
+            name: name.to_string(),
+            total: AtomicU64::new(total),
+            done: AtomicU64::new(0),
+            started: Instant::now(),
+            remote,
+        });
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = multi().add(ProgressBar::new(total));
+            bar.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} [{elapsed}]")
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(name.to_string());
+            bar
+        });
+        // Off a terminal, a log line every few seconds; on one, a bar that counts other
+        // processes is redrawn from their reports.
+        let ticker = if bar.is_none() || summed {
+            let (stop, stopped) = mpsc::channel::<()>();
+            let (every, drawn) = match &bar {
+                Some(bar) => (Duration::from_millis(250), Some(bar.clone())),
+                None => (log_every(), None),
+            };
+            let shared = Arc::clone(&counts);
+            let spawned = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                        let (done, total) = shared.sums();
+                        match &drawn {
+                            Some(bar) => {
+                                bar.set_length(total);
+                                bar.set_position(done);
+                            }
+                            // Nothing in hand (every step counted so far is done): no line.
+                            None if total == 0 || done < total => {
+                                tracing::info!("{}", shared.line())
+                            }
+                            None => {}
+                        }
+                    }
+                });
+            spawned.ok().map(|_| stop)
+        } else {
+            None
+        };
+        Self {
+            counts,
+            bar,
+            ticker: Mutex::new(ticker),
+            finished: AtomicBool::new(false),
+        }
+    }
+
+    /// `n` more steps to do (a worker adding its share).
+    pub fn add_total(&self, n: u64) {
+        self.counts.total.fetch_add(n, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            match self.counts.remote {
+                Some(_) => bar.set_length(self.counts.sums().1),
+                None => bar.inc_length(n),
+            }
+        }
+    }
+
+    /// Shows what is being worked on.
+    pub fn set_message(&self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(message.to_string()),
+            None => tracing::debug!("{}: {message}", self.counts.name),
+        }
+    }
+
+    /// One step done.
+    pub fn inc(&self) {
+        self.inc_by(1);
+    }
+
+    /// `n` steps done (nothing to show when `n` is 0).
+    pub fn inc_by(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.counts.done.fetch_add(n, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            match self.counts.remote {
+                Some(_) => bar.set_position(self.counts.sums().0),
+                None => bar.inc(n),
+            }
+        }
+    }
+
+    /// This process's steps done and to do (not the other processes').
+    pub fn local(&self) -> (u64, u64) {
+        (
+            self.counts.done.load(Ordering::Relaxed),
+            self.counts.total.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Ends the bar (once; later calls do nothing).
+    pub fn finish(&self) {
+        if self.finished.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut ticker) = self.ticker.lock() {
+            ticker.take();
+        }
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        let (done, total) = self.counts.sums();
+        tracing::info!(
+            "{}: {done} of {total} ({:.1} s)",
+            self.counts.name,
+            self.counts.started.elapsed().as_secs_f64()
+        );
+    }
+}
