@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The LLM path of `epimine run` on the development set against a local OpenAI-compatible server
-# (scripts/llm-local-server.py: answers the appendix-G prompt from the input groups; not a
-# model). Runs twice with the same answer cache and prints each run's request counts, wall time
+# (examples/llm_stand_in.rs, the tests' LLM server: answers the appendix-G prompt from the input
+# groups; not a model). Runs twice with the same answer cache and prints each run's request counts, wall time
 # and whether the outputs are byte-identical. Not a test: it prints figures.
 #   scripts/llm-smoke.sh [--set llm.trials=3 ...]
 set -euo pipefail
@@ -9,12 +9,12 @@ cd "$(dirname "$0")/.."
 shared=${EPIMINE_SHARED:-../shared}
 work=${LLM_SMOKE_DIR:-target/llm-smoke}
 mkdir -p "$work"
-cargo build --release --quiet
+cargo build --release --quiet --bin epimine --example llm_stand_in
 bin=target/release/epimine
 export RUST_LOG=${RUST_LOG:-warn}
 "$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
 [ -f "$work/bg.parquet" ] || "$bin" background build "$shared/data/background/bbc-news-2225.txt" --out "$work/bg.parquet" >/dev/null
-python3 scripts/llm-local-server.py >"$work/server.url" 2>"$work/server.log" &
+target/release/examples/llm_stand_in >"$work/server.url" 2>"$work/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -s "$work/server.url" ] && break; sleep 0.1; done

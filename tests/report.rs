@@ -36,22 +36,7 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let dir = scratch();
-        let corpus = synth(dir.path(), 2, 20);
-        let loc = Location::parse(s(&corpus), false).unwrap();
-        let mut segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
-        for i in 0..3 {
-            segments.push(Segment {
-                key_event: "zz_tiny_event".into(),
-                theme: None,
-                doc_id: 0,
-                doc_date: None,
-                seg_idx: i,
-                text: format!("A lone sentence number {i}."),
-                source_id: None,
-                title: None,
-            });
-        }
-        block_on(loc.write_table(&segments)).unwrap();
+        let corpus = synth_with_a_failing_event(dir.path(), 2, 20);
         let run = dir.path().join("run");
         let out = epimine(&[
             "run",
@@ -77,6 +62,8 @@ fn fixture() -> &'static Fixture {
             .filter(|a| a.trial == 0 && a.rank == 0)
             .min_by_key(|a| (a.key_event.clone(), a.episode_id))
             .expect("some episode");
+        let loc = Location::parse(s(&corpus), false).unwrap();
+        let mut segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
         for seg in segments.iter_mut() {
             if seg.key_event == top.key_event && seg.doc_id == top.doc_id {
                 seg.title = Some(EVIL_TITLE.into());

@@ -370,23 +370,8 @@ fn two_processes_write_the_same_bytes() {
 #[test]
 fn a_failed_event_is_recorded_and_the_others_complete() {
     let dir = scratch();
-    let corpus = synth(dir.path(), 2, 20);
-    // Add an event too small to have salient terms.
-    let loc = Location::parse(s(&corpus), false).unwrap();
-    let mut segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
-    for i in 0..3 {
-        segments.push(Segment {
-            key_event: "zz_tiny_event".into(),
-            theme: None,
-            doc_id: 0,
-            doc_date: None,
-            seg_idx: i,
-            text: format!("A lone sentence number {i}."),
-            source_id: None,
-            title: None,
-        });
-    }
-    block_on(loc.write_table(&segments)).unwrap();
+    // With an event too small to have salient terms.
+    let corpus = synth_with_a_failing_event(dir.path(), 2, 20);
     let out = dir.path().join("out");
     let result = epimine(&run_args(
         s(&corpus),

@@ -135,6 +135,30 @@ pub fn synth(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
     corpus
 }
 
+/// [`synth`], plus an event too small to have salient terms (`zz_tiny_event`, 3 one-line
+/// segments): a run of it fails that event and completes the others (exit 3).
+pub fn synth_with_a_failing_event(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
+    use epimine::storage::Location;
+    use epimine::tables::Segment;
+    let corpus = synth(dir, events, docs);
+    let loc = Location::parse(s(&corpus), false).unwrap();
+    let mut segments: Vec<Segment> = block_on(loc.read_table()).unwrap();
+    for i in 0..3 {
+        segments.push(Segment {
+            key_event: "zz_tiny_event".into(),
+            theme: None,
+            doc_id: 0,
+            doc_date: None,
+            seg_idx: i,
+            text: format!("A lone sentence number {i}."),
+            source_id: None,
+            title: None,
+        });
+    }
+    block_on(loc.write_table(&segments)).unwrap();
+    corpus
+}
+
 /// The S3 bucket of the test server, from `EPIMINE_TEST_S3_BUCKET`. Without it the S3 half of
 /// the suite fails, unless `EPIMINE_SKIP_S3=1` says to skip it on purpose.
 pub fn s3_root(test: &str) -> Option<String> {

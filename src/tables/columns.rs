@@ -1,0 +1,220 @@
+//! The column kinds of `table!`: for each, its Arrow field, how a table's rows become its array
+//! and how its array becomes rows again (errors through `column`, `no_nulls`, `strings` and
+//! `primitives`, so every table reports them alike).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::types::{Float64Type, UInt32Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, ListArray, RecordBatch, StringArray,
+    UInt32Array,
+};
+use arrow_schema::{DataType, Field};
+
+use super::{column, no_nulls, primitives, string_array, strings, u32_array, TableError};
+
+/// A kind of column: the Rust value of one row and the Arrow column it is kept in.
+pub(super) trait Kind {
+    /// One row's value.
+    type Value: 'static;
+    /// The column's field.
+    fn field(name: &str) -> Field;
+    /// The column of these values, one per row.
+    fn array<'a>(values: impl Iterator<Item = &'a Self::Value>) -> ArrayRef;
+    /// The values of column `name` of a batch of `table`.
+    fn read(
+        table: &'static str,
+        batch: &RecordBatch,
+        name: &str,
+    ) -> Result<Vec<Self::Value>, TableError>;
+}
+
+/// `utf8`, not null: `String`.
+pub(super) struct Utf8;
+
+impl Kind for Utf8 {
+    type Value = String;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Utf8, false)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a String>) -> ArrayRef {
+        string_array(values.map(String::as_str))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<String>, TableError> {
+        strings(t, b, name)
+    }
+}
+
+/// `utf8`, nullable: `Option<String>`.
+pub(super) struct Utf8Opt;
+
+impl Kind for Utf8Opt {
+    type Value = Option<String>;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Utf8, true)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a Option<String>>) -> ArrayRef {
+        Arc::new(StringArray::from_iter(values.map(Option::as_deref)))
+    }
+
+    fn read(
+        t: &'static str,
+        b: &RecordBatch,
+        name: &str,
+    ) -> Result<Vec<Option<String>>, TableError> {
+        let a = column::<StringArray>(t, b, name)?;
+        Ok(a.iter().map(|v| v.map(str::to_string)).collect())
+    }
+}
+
+/// `uint32`, not null: `u32`.
+pub(super) struct U32;
+
+impl Kind for U32 {
+    type Value = u32;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::UInt32, false)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a u32>) -> ArrayRef {
+        u32_array(values.copied())
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<u32>, TableError> {
+        primitives::<UInt32Type>(t, b, name)
+    }
+}
+
+/// `uint32`, nullable: `Option<u32>`.
+pub(super) struct U32Opt;
+
+impl Kind for U32Opt {
+    type Value = Option<u32>;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::UInt32, true)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a Option<u32>>) -> ArrayRef {
+        Arc::new(UInt32Array::from_iter(values.copied()))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<Option<u32>>, TableError> {
+        Ok(column::<UInt32Array>(t, b, name)?.iter().collect())
+    }
+}
+
+/// `float64`, not null: `f64`.
+pub(super) struct F64;
+
+impl Kind for F64 {
+    type Value = f64;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Float64, false)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a f64>) -> ArrayRef {
+        Arc::new(Float64Array::from_iter_values(values.copied()))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<f64>, TableError> {
+        primitives::<Float64Type>(t, b, name)
+    }
+}
+
+/// `boolean`, not null: `bool`.
+pub(super) struct Bool;
+
+impl Kind for Bool {
+    type Value = bool;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Boolean, false)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a bool>) -> ArrayRef {
+        Arc::new(BooleanArray::from_iter(values.map(|&v| Some(v))))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<bool>, TableError> {
+        let a = column::<BooleanArray>(t, b, name)?;
+        no_nulls(t, name, a)?;
+        Ok((0..a.len()).map(|i| a.value(i)).collect())
+    }
+}
+
+/// `date32` (days since 1970-01-01), nullable: `Option<i32>`.
+pub(super) struct Date32Opt;
+
+impl Kind for Date32Opt {
+    type Value = Option<i32>;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, DataType::Date32, true)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a Option<i32>>) -> ArrayRef {
+        Arc::new(Date32Array::from_iter(values.copied()))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<Option<i32>>, TableError> {
+        Ok(column::<Date32Array>(t, b, name)?.iter().collect())
+    }
+}
+
+/// `list<utf8>`, not null (nor its items): `Vec<String>`.
+pub(super) struct StringList;
+
+impl Kind for StringList {
+    type Value = Vec<String>;
+
+    fn field(name: &str) -> Field {
+        Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        )
+    }
+
+    fn array<'a>(lists: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
+        let mut builder = ListBuilder::new(StringBuilder::new());
+        for list in lists {
+            for item in list {
+                builder.values().append_value(item);
+            }
+            builder.append(true);
+        }
+        Arc::new(builder.finish())
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<Vec<String>>, TableError> {
+        let lists = column::<ListArray>(t, b, name)?;
+        no_nulls(t, name, lists)?;
+        let err = |reason: &str| TableError {
+            table: t,
+            column: name.into(),
+            reason: reason.into(),
+        };
+        (0..lists.len())
+            .map(|i| {
+                let list = lists.value(i);
+                let items = list
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(|| err("items are not utf8"))?;
+                items
+                    .iter()
+                    .map(|s| s.map(str::to_string).ok_or_else(|| err("null item")))
+                    .collect()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,112 @@
+//! The detected episodes (`episodes`) and the segments assigned to them (`assignments`).
+
+use arrow_schema::SchemaRef;
+
+use super::Table;
+
+/// `episodes`: the detected episodes of each key event.
+pub fn episodes_schema() -> SchemaRef {
+    Episode::schema()
+}
+
+/// `assignments`: segments assigned to detected episodes; `rank` 0 is the episode's top
+/// segment in the run's `episodes.rank` order (density by default).
+pub fn assignments_schema() -> SchemaRef {
+    Assignment::schema()
+}
+
+table! {
+    /// One row of `episodes`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Episode in "episodes" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The estimation trial (0 without an LLM; 0..trials with one).
+        pub trial: u32 => U32,
+        /// The episode's id inside its key event and trial.
+        pub episode_id: u32 => U32,
+        /// A short title (LLM: its five fields joined by spaces).
+        pub title: String => Utf8,
+        /// LLM: [subject, action, object, time, location]; empty for `clusters`.
+        pub title_fields: Vec<String> => StringList,
+        /// Keywords, most telling first.
+        pub keywords: Vec<String> => StringList,
+        /// LLM: the 2–5 example sentences it extracted; empty for `clusters`.
+        pub example_sentences: Vec<String> => StringList,
+        /// Number of segments assigned to it.
+        pub n_segments: u32 => U32,
+        /// `clusters`, `llm`, or a baseline's name (`kmeans`, `hdbscan`).
+        pub source: String => Utf8,
+        /// Distinct articles among its assigned segments.
+        pub n_articles: u32 => U32,
+        /// When it is told ([`EpisodeSpan`]): the first publication date of its assigned segments
+        /// (days since 1970-01-01; none when no segment is dated).
+        pub first_date: Option<i32> => Date32Opt,
+        /// The date with the most assigned segments (ties: the earliest).
+        pub peak_date: Option<i32> => Date32Opt,
+        /// The last publication date of its assigned segments.
+        pub last_date: Option<i32> => Date32Opt,
+    }
+}
+
+/// The articles and dates of an episode's assigned segments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpisodeSpan {
+    /// Distinct articles.
+    pub n_articles: u32,
+    /// First date.
+    pub first_date: Option<i32>,
+    /// Date with the most segments (ties: the earliest).
+    pub peak_date: Option<i32>,
+    /// Last date.
+    pub last_date: Option<i32>,
+}
+
+impl EpisodeSpan {
+    /// The span of segments given as (doc_id, doc_date).
+    pub fn of(segments: impl IntoIterator<Item = (u32, Option<i32>)>) -> Self {
+        let mut docs = std::collections::BTreeSet::new();
+        let mut days: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
+        for (doc, date) in segments {
+            docs.insert(doc);
+            if let Some(d) = date {
+                *days.entry(d).or_default() += 1;
+            }
+        }
+        let peak = days
+            .iter()
+            .fold(None, |best: Option<(i32, usize)>, (&d, &n)| match best {
+                Some((_, m)) if m >= n => best,
+                _ => Some((d, n)),
+            });
+        Self {
+            n_articles: docs.len() as u32,
+            first_date: days.keys().next().copied(),
+            peak_date: peak.map(|(d, _)| d),
+            last_date: days.keys().next_back().copied(),
+        }
+    }
+}
+
+table! {
+    /// One row of `assignments`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Assignment in "assignments" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The estimation trial of the episode.
+        pub trial: u32 => U32,
+        /// The detected episode.
+        pub episode_id: u32 => U32,
+        /// Article index.
+        pub doc_id: u32 => U32,
+        /// Segment index inside the article.
+        pub seg_idx: u32 => U32,
+        /// 0 = the episode's top segment: the densest among the episode's own segments by default
+        /// (`episodes.rank = "density"`), else the most similar to the episode (`"similarity"`) or
+        /// the most confident (`"confidence"`).
+        pub rank: u32 => U32,
+        /// Classification confidence (paper eq. 2).
+        pub confidence: f64 => F64,
+    }
+}

@@ -1,0 +1,447 @@
+//! The tables epimine reads and writes: one Arrow schema each, defined once here, with typed
+//! rows and their conversion to and from record batches.
+//!
+//! Every table that names a segment does so by the triple (`key_event`, `doc_id`, `seg_idx`):
+//! `doc_id` is the 0-based index of the article in file order, `seg_idx` the 0-based index of the
+//! segment inside its article. A JSON copy of every schema lives in `schemas/` (see
+//! [`all_schemas`]); a test fails when the two differ.
+//!
+//! A table is declared once, by the `table!` macro: its row struct with one column kind per field
+//! (`columns.rs`), from which its schema, `to_batch` and `from_batch` follow. The vector tables (`sentence_embeddings`, `word_vectors`), whose width is the encoder's, are
+//! written and read by the functions below instead.
+
+use std::sync::Arc;
+
+use arrow_array::types::UInt32Type;
+use arrow_array::ArrowPrimitiveType;
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float32Array, PrimitiveArray, RecordBatch, StringArray,
+    UInt32Array,
+};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+/// A column could not be read as the type its schema promises.
+#[derive(Debug, thiserror::Error)]
+#[error("table `{table}`, column `{column}`: {reason}")]
+pub struct TableError {
+    /// The table's name.
+    pub table: &'static str,
+    /// The column.
+    pub column: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// A table with a fixed Arrow schema and a typed row.
+pub trait Table: Sized {
+    /// The table's name; its file is `<name>.parquet`.
+    const NAME: &'static str;
+    /// The table's schema.
+    fn schema() -> SchemaRef;
+    /// The rows as one record batch.
+    fn to_batch(rows: &[Self]) -> RecordBatch;
+    /// The rows of one record batch (whose schema has been checked).
+    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, TableError>;
+
+    /// The table's file name.
+    fn file_name() -> String {
+        format!("{}.parquet", Self::NAME)
+    }
+
+    /// Rows of many batches, in order.
+    fn from_batches(batches: &[RecordBatch]) -> Result<Vec<Self>, TableError> {
+        let mut rows = Vec::new();
+        for batch in batches {
+            rows.extend(Self::from_batch(batch)?);
+        }
+        Ok(rows)
+    }
+}
+
+/// Declares a table once: its row struct (attributes and doc comments kept) and its [`Table`]
+/// impl, from one list of columns `field: Type => Kind` in schema order, `Kind` one of the column
+/// kinds of `columns.rs`. The column is named after the field; the kind gives its Arrow type,
+/// nullability, how rows become an array and how an array becomes rows (`Type` must be the
+/// kind's value type).
+macro_rules! table {
+    (
+        $(#[$meta:meta])*
+        pub struct $row:ident in $name:literal {
+            $(
+                $(#[$field_meta:meta])*
+                pub $field:ident: $ty:ty => $kind:ident,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $row {
+            $(
+                $(#[$field_meta])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl $crate::tables::Table for $row {
+            const NAME: &'static str = $name;
+
+            fn schema() -> arrow_schema::SchemaRef {
+                std::sync::Arc::new(arrow_schema::Schema::new(vec![$(
+                    <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::field(
+                        stringify!($field),
+                    ),
+                )*]))
+            }
+
+            fn to_batch(rows: &[Self]) -> arrow_array::RecordBatch {
+                $crate::tables::batch(
+                    <Self as $crate::tables::Table>::schema(),
+                    vec![$(
+                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::array(
+                            rows.iter().map(|r| &r.$field),
+                        ),
+                    )*],
+                )
+            }
+
+            fn from_batch(
+                batch: &arrow_array::RecordBatch,
+            ) -> Result<Vec<Self>, $crate::tables::TableError> {
+                let table = <Self as $crate::tables::Table>::NAME;
+                $(
+                    let mut $field =
+                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::read(
+                            table,
+                            batch,
+                            stringify!($field),
+                        )?
+                        .into_iter();
+                )*
+                Ok((0..batch.num_rows())
+                    .map(|_| $row {
+                        $($field: $field.next().expect("one value per row"),)*
+                    })
+                    .collect())
+            }
+        }
+    };
+}
+
+mod columns;
+mod corpus;
+mod episodes;
+mod mining;
+
+pub use corpus::{
+    gold_episodes_schema, labels_schema, segments_schema, GoldEpisode, Label, Rejected, Segment,
+};
+pub use episodes::{assignments_schema, episodes_schema, Assignment, Episode, EpisodeSpan};
+pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
+
+fn u32_field(name: &str) -> Field {
+    Field::new(name, DataType::UInt32, false)
+}
+
+fn utf8_field(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, false)
+}
+
+/// Name of the sentence embedding table (`epimine encode`).
+pub const SENTENCE_EMBEDDINGS: &str = "sentence_embeddings";
+/// Name of the static word vector table (`epimine encode --words`).
+pub const WORD_VECTORS: &str = "word_vectors";
+/// Width of the vector columns in `schemas/`: the default encoder's (all-MiniLM-L6-v2). A file
+/// written by another model has that model's hidden size.
+pub const DEFAULT_VECTOR_DIM: usize = 384;
+
+fn vector_field(name: &str, dim: usize) -> Field {
+    Field::new(
+        name,
+        DataType::FixedSizeList(
+            Arc::new(Field::new("item", DataType::Float32, false)),
+            dim as i32,
+        ),
+        false,
+    )
+}
+
+/// `sentence_embeddings`: one embedding per input text; `idx` is the text's 0-based line.
+pub fn sentence_embeddings_schema(dim: usize) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        u32_field("idx"),
+        vector_field("embedding", dim),
+    ]))
+}
+
+/// `word_vectors`: the static representation of every word of a key event (ALGORITHM.md §1),
+/// with its number of occurrences.
+pub fn word_vectors_schema(dim: usize) -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8_field("word"),
+        u32_field("count"),
+        vector_field("vector", dim),
+    ]))
+}
+
+fn vector_array(dim: usize, values: Vec<f32>) -> ArrayRef {
+    let values = Float32Array::from(values);
+    Arc::new(FixedSizeListArray::new(
+        Arc::new(Field::new("item", DataType::Float32, false)),
+        dim as i32,
+        Arc::new(values),
+        None,
+    ))
+}
+
+/// The `sentence_embeddings` rows of `data` (`idx.len() × dim` values, row-major).
+pub fn sentence_embeddings_batch(dim: usize, idx: &[u32], data: Vec<f32>) -> RecordBatch {
+    assert_eq!(idx.len() * dim, data.len(), "one vector per index");
+    batch(
+        sentence_embeddings_schema(dim),
+        vec![u32_array(idx.iter().copied()), vector_array(dim, data)],
+    )
+}
+
+/// The `word_vectors` rows (each vector `dim` wide).
+pub fn word_vectors_batch(dim: usize, words: &[(String, u32, Vec<f32>)]) -> RecordBatch {
+    let mut values = Vec::with_capacity(words.len() * dim);
+    for (_, _, v) in words {
+        assert_eq!(v.len(), dim, "vector width");
+        values.extend_from_slice(v);
+    }
+    batch(
+        word_vectors_schema(dim),
+        vec![
+            string_array(words.iter().map(|w| w.0.as_str())),
+            u32_array(words.iter().map(|w| w.1)),
+            vector_array(dim, values),
+        ],
+    )
+}
+
+/// The vectors of a fixed-size list column: its width and row-major values.
+pub fn vector_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<(usize, Vec<f32>), TableError> {
+    let list = column::<FixedSizeListArray>(table, batch, name)?;
+    no_nulls(table, name, list)?;
+    let values = list
+        .values()
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(|| TableError {
+            table,
+            column: name.to_string(),
+            reason: "items are not float32".into(),
+        })?;
+    let dim = list.value_length() as usize;
+    let start = list.offset() * dim;
+    Ok((
+        dim,
+        values.values()[start..start + list.len() * dim].to_vec(),
+    ))
+}
+
+/// The `u32` values of a column.
+pub fn u32_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<u32>, TableError> {
+    primitives::<UInt32Type>(table, batch, name)
+}
+
+/// The `utf8` values of a column.
+pub fn utf8_column(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<String>, TableError> {
+    strings(table, batch, name)
+}
+
+/// Every table's name and schema, in the order of `schemas/`.
+pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
+    vec![
+        (Segment::NAME, Segment::schema()),
+        (Label::NAME, Label::schema()),
+        (GoldEpisode::NAME, GoldEpisode::schema()),
+        (Episode::NAME, Episode::schema()),
+        (Assignment::NAME, Assignment::schema()),
+        (Term::NAME, Term::schema()),
+        (Pair::NAME, Pair::schema()),
+        (FragmentRow::NAME, FragmentRow::schema()),
+        (Rejected::NAME, Rejected::schema()),
+        (
+            SENTENCE_EMBEDDINGS,
+            sentence_embeddings_schema(DEFAULT_VECTOR_DIM),
+        ),
+        (WORD_VECTORS, word_vectors_schema(DEFAULT_VECTOR_DIM)),
+    ]
+}
+
+/// The JSON text of a schema as kept in `schemas/<name>.json`.
+pub fn schema_json(schema: &Schema) -> String {
+    let mut text = serde_json::to_string_pretty(schema).expect("schemas serialize");
+    text.push('\n');
+    text
+}
+
+fn column<'a, A: Array + 'static>(
+    table: &'static str,
+    batch: &'a RecordBatch,
+    name: &str,
+) -> Result<&'a A, TableError> {
+    let err = |reason: &str| TableError {
+        table,
+        column: name.to_string(),
+        reason: reason.to_string(),
+    };
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| err("missing"))?
+        .as_any()
+        .downcast_ref::<A>()
+        .ok_or_else(|| err("wrong type"))
+}
+
+fn no_nulls(table: &'static str, name: &str, array: &dyn Array) -> Result<(), TableError> {
+    if array.null_count() > 0 {
+        let row = (0..array.len()).find(|&i| array.is_null(i)).unwrap_or(0);
+        return Err(TableError {
+            table,
+            column: name.to_string(),
+            reason: format!("null in a non-nullable column at row {row}"),
+        });
+    }
+    Ok(())
+}
+
+fn strings(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<String>, TableError> {
+    let a = column::<StringArray>(table, batch, name)?;
+    no_nulls(table, name, a)?;
+    Ok(a.iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect())
+}
+
+fn primitives<T: ArrowPrimitiveType>(
+    table: &'static str,
+    batch: &RecordBatch,
+    name: &str,
+) -> Result<Vec<T::Native>, TableError> {
+    let a = column::<PrimitiveArray<T>>(table, batch, name)?;
+    no_nulls(table, name, a)?;
+    Ok(a.values().to_vec())
+}
+
+fn string_array<'a>(values: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(values))
+}
+
+fn u32_array(values: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(UInt32Array::from_iter_values(values))
+}
+
+fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_new(schema, columns).expect("columns match their schema")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip<T: Table + PartialEq + std::fmt::Debug>(rows: Vec<T>) {
+        let batch = T::to_batch(&rows);
+        assert_eq!(batch.schema(), T::schema());
+        assert_eq!(T::from_batch(&batch).unwrap(), rows);
+        assert_eq!(T::from_batch(&batch.slice(1, 1)).unwrap()[..], rows[1..2]);
+    }
+
+    #[test]
+    fn declared_tables_round_trip() {
+        let segment = |doc_id, theme: Option<&str>, doc_date| Segment {
+            key_event: "ke".into(),
+            theme: theme.map(Into::into),
+            doc_id,
+            doc_date,
+            seg_idx: 2,
+            text: "text".into(),
+            source_id: None,
+            title: Some("t".into()),
+        };
+        round_trip(vec![
+            segment(0, Some("th"), Some(19000)),
+            segment(1, None, None),
+        ]);
+        let episode = |keywords: Vec<&str>, first_date| Episode {
+            key_event: "ke".into(),
+            trial: 1,
+            episode_id: 3,
+            title: "t".into(),
+            title_fields: vec![],
+            keywords: keywords.into_iter().map(Into::into).collect(),
+            example_sentences: vec!["s".into()],
+            n_segments: 4,
+            source: "clusters".into(),
+            n_articles: 2,
+            first_date,
+            peak_date: None,
+            last_date: first_date,
+        };
+        round_trip(vec![
+            episode(vec!["a", "b"], Some(1)),
+            episode(vec![], None),
+        ]);
+        let term = |salient, group| Term {
+            key_event: "ke".into(),
+            term: "w".into(),
+            freq: 1,
+            bg_freq: 2,
+            salience: -1.0,
+            salient,
+            expanded_from: None,
+            group,
+        };
+        round_trip(vec![term(true, Some(0)), term(false, None)]);
+    }
+
+    #[test]
+    fn read_errors_name_the_column() {
+        let rows = [Pair {
+            key_event: "ke".into(),
+            a: "a".into(),
+            b: "b".into(),
+            freq: 1,
+            d: 0.5,
+        }];
+        let batch = Pair::to_batch(&rows);
+        let err = |b: &RecordBatch| Pair::from_batch(b).unwrap_err().to_string();
+        let missing = batch.project(&[0, 1, 3, 4]).unwrap();
+        assert_eq!(err(&missing), "table `pairs`, column `b`: missing");
+        let wrong = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![utf8_field("key_event"), u32_field("a")])),
+            vec![batch.column(0).clone(), u32_array([7].into_iter())],
+        )
+        .unwrap();
+        assert_eq!(err(&wrong), "table `pairs`, column `a`: wrong type");
+        let nulls = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "key_event",
+                DataType::Utf8,
+                true,
+            )])),
+            vec![Arc::new(StringArray::from(vec![Some("ke"), None])) as ArrayRef],
+        )
+        .unwrap();
+        assert_eq!(
+            err(&nulls),
+            "table `pairs`, column `key_event`: null in a non-nullable column at row 1"
+        );
+    }
+}
