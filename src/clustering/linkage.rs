@@ -11,9 +11,21 @@ pub fn linkage_cut(
     method: kodama::Method,
     threshold: f64,
 ) -> Vec<usize> {
+    linkage_cut_floor(condensed, n, method, threshold, 0)
+}
+
+/// [`linkage_cut`] that stops merging before fewer than `floor` clusters remain (0: no floor).
+pub fn linkage_cut_floor(
+    condensed: &[f64],
+    n: usize,
+    method: kodama::Method,
+    threshold: f64,
+    floor: usize,
+) -> Vec<usize> {
     if n < 2 {
         return vec![0; n];
     }
+    let max_merges = n - floor.clamp(1, n);
     let mut work = condensed.to_vec();
     let dendrogram = kodama::linkage(&mut work, n, method);
     // Union-find over the merges at or below the threshold (the method is monotone).
@@ -32,7 +44,7 @@ pub fn linkage_cut(
         r
     }
     for (k, step) in dendrogram.steps().iter().enumerate() {
-        if step.dissimilarity > threshold {
+        if step.dissimilarity > threshold || k >= max_merges {
             break;
         }
         let new = n + k;

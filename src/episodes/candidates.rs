@@ -27,11 +27,14 @@ pub fn article_ranks(fragments: &[Fragment], scores: &[SegmentScore]) -> Vec<(u3
         .collect()
 }
 
-/// The top `delta` share of articles by rank (at least one; ties by doc id).
-pub fn top_articles(ranks: &[(u32, f64)], delta: f64) -> Vec<u32> {
+/// The top `delta` share of articles by rank, and at least `min` of them (at least one; ties by
+/// doc id).
+pub fn top_articles(ranks: &[(u32, f64)], delta: f64, min: usize) -> Vec<u32> {
     let mut sorted = ranks.to_vec();
     sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let n = ((ranks.len() as f64 * delta).ceil() as usize).clamp(1.min(ranks.len()), ranks.len());
+    let n = ((ranks.len() as f64 * delta).ceil() as usize)
+        .max(min)
+        .clamp(1.min(ranks.len()), ranks.len());
     let mut top: Vec<u32> = sorted.into_iter().take(n).map(|(d, _)| d).collect();
     top.sort_unstable();
     top
@@ -150,7 +153,10 @@ mod tests {
     fn top_share_and_pruning() {
         let ranks = [(0, 1.0), (1, 3.0), (2, 2.0), (3, 0.5), (4, 2.5)];
         // 25% of 5 = 1.25 → 2 articles: docs 1 and 4.
-        assert_eq!(top_articles(&ranks, 0.25), vec![1, 4]);
+        assert_eq!(top_articles(&ranks, 0.25, 0), vec![1, 4]);
+        // A floor on the count: at least three, never more than there are.
+        assert_eq!(top_articles(&ranks, 0.25, 3).len(), 3);
+        assert_eq!(top_articles(&ranks, 0.25, 100).len(), ranks.len());
         // sizes 2, 4, 10: μ = 5.33, σ ≈ 3.40.
         let sizes = [2, 4, 10];
         assert_eq!(

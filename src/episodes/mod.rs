@@ -28,6 +28,9 @@ use termspace::{SalientTerm, TermSpace};
 pub struct EpisodeParams {
     /// δ: share of top-ranked articles whose fragments are clustered (paper: 25%).
     pub top_articles: f64,
+    /// At least this many top articles (all of them when fewer; issue 27, default 0): a small
+    /// event's δ share is two or three articles, too few fragments for its episodes.
+    pub min_top_articles: usize,
     /// Cluster pruning rule (ALGORITHM.md §4).
     pub prune: PruneRule,
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
@@ -76,6 +79,11 @@ pub struct EpisodeParams {
     /// each part with at least [`CORE_TOP`] segments) when the two parts lie farther apart than
     /// the merge's own cut, i.e. the merge would not join them again (issue 27; default off).
     pub split: bool,
+    /// A floor on the episode count (issue 27; default 0: none): the merge stops before it
+    /// leaves fewer candidates than this, and when the cohesion, size and core rules leave fewer
+    /// episodes, the largest dropped ones (with at least `min_segments`) come back up to it.
+    /// Small events otherwise collapse to one or two episodes.
+    pub min_episodes: usize,
 }
 
 /// Segments of an episode's top that `core` and `split` look at (the evaluation's k).
@@ -100,6 +108,7 @@ impl Default for EpisodeParams {
     fn default() -> Self {
         Self {
             top_articles: candidates::DEFAULT_TOP_ARTICLES,
+            min_top_articles: 0,
             prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
             rank: classify::RankBy::Density,
@@ -115,6 +124,7 @@ impl Default for EpisodeParams {
             density: DensityParams::default(),
             core: select::CohesionRule::All,
             split: false,
+            min_episodes: 0,
         }
     }
 }
@@ -321,9 +331,10 @@ fn fragment_candidates(
     counts: &mut EventCounts,
 ) -> (Vec<Vec<usize>>, HashMap<usize, u32>) {
     let ranks = candidates::article_ranks(fragments, scores);
-    let top: BTreeSet<u32> = candidates::top_articles(&ranks, params.top_articles)
-        .into_iter()
-        .collect();
+    let top: BTreeSet<u32> =
+        candidates::top_articles(&ranks, params.top_articles, params.min_top_articles)
+            .into_iter()
+            .collect();
     counts.top_articles = top.len();
     let chosen: Vec<usize> = (0..fragments.len())
         .filter(|&f| top.contains(&fragments[f].doc_id))
@@ -420,7 +431,13 @@ pub fn cluster_episodes(
                 condensed.push(1.0 - termspace::cosine(&vectors[i], &vectors[j]));
             }
         }
-        let merged = candidates::cluster_cut(&condensed, vectors.len(), params.merge_cut);
+        let merged = crate::clustering::linkage::linkage_cut_floor(
+            &condensed,
+            vectors.len(),
+            kodama::Method::Complete,
+            params.merge_cut.bound(&condensed),
+            params.min_episodes,
+        );
         let n = merged.iter().copied().max().map_or(0, |m| m + 1);
         let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (g, label) in groups.into_iter().zip(merged) {
@@ -524,6 +541,12 @@ pub fn assign(
             |cores| select::cohesive(cores, params.core),
         );
     }
+    restore_floor(
+        &mut kept,
+        &members,
+        params.min_segments,
+        params.min_episodes,
+    );
     if params.max_episodes > 0 {
         // The largest episodes, ties by index.
         let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
@@ -579,6 +602,19 @@ pub fn assign(
         }
     }
     (episodes, assignments)
+}
+
+/// `min_episodes`: while fewer than `floor` episodes are kept, the largest dropped one with at
+/// least `min_segments` segments comes back (ties by index).
+fn restore_floor<T>(kept: &mut [bool], members: &[Vec<T>], min_segments: usize, floor: usize) {
+    let count = kept.iter().filter(|&&k| k).count();
+    let mut dropped: Vec<usize> = (0..kept.len())
+        .filter(|&e| !kept[e] && members[e].len() >= min_segments)
+        .collect();
+    dropped.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)));
+    for e in dropped.into_iter().take(floor.saturating_sub(count)) {
+        kept[e] = true;
+    }
 }
 
 /// Two cores of `members` (segment indices, by salience): spherical 2-means of their unit
@@ -764,6 +800,37 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn the_floor_stops_the_merge_and_brings_back_the_largest_dropped_episodes() {
+        // Distances 1, 2, 9 under a bound of 10: complete linkage joins all three; a floor of 2
+        // stops after the first merge, a floor of 3 merges nothing.
+        let d = [1.0, 2.0, 9.0];
+        let cut = |floor| {
+            crate::clustering::linkage::linkage_cut_floor(
+                &d,
+                3,
+                kodama::Method::Complete,
+                10.0,
+                floor,
+            )
+        };
+        assert_eq!(cut(0), vec![0, 0, 0]);
+        assert_eq!(cut(2), vec![0, 0, 1]);
+        assert_eq!(cut(3), vec![0, 1, 2]);
+        // Kept: episode 0 only; floor 3 brings back the largest dropped ones with at least two
+        // segments (3, then 1; never 2, with one segment).
+        let members: Vec<Vec<u8>> = vec![vec![0; 9], vec![0; 3], vec![0; 1], vec![0; 5]];
+        let mut kept = vec![true, false, false, false];
+        restore_floor(&mut kept, &members, 2, 3);
+        assert_eq!(kept, vec![true, true, false, true]);
+        let mut kept = vec![true, false, false, false];
+        restore_floor(&mut kept, &members, 2, 10);
+        assert_eq!(kept, vec![true, true, false, true]);
+        let mut kept = vec![true, false, false, false];
+        restore_floor(&mut kept, &members, 2, 0);
+        assert_eq!(kept, vec![true, false, false, false]);
     }
 
     #[test]
