@@ -15,6 +15,9 @@ start=$(date +%s)
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+echo "== links between the README and docs/ (scripts/doc-links.py)"
+python3 scripts/doc-links.py .
+
 echo "== starting the S3 test server"
 eval "$(scripts/s3-server.sh start)"
 trap 'scripts/s3-server.sh stop' EXIT
