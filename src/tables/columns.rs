@@ -12,7 +12,75 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field};
 
-use super::{column, no_nulls, primitives, string_array, strings, u32_array, TableError};
+use super::table::{column, no_nulls, primitives, string_array, strings, u32_array, TableError};
+
+/// Declares a table once: its row struct (attributes and doc comments kept) and its [`Table`]
+/// impl, from one list of columns `field: Type => Kind` in schema order, `Kind` one of the column
+/// kinds of `columns.rs`. The column is named after the field; the kind gives its Arrow type,
+/// nullability, how rows become an array and how an array becomes rows (`Type` must be the
+/// kind's value type).
+macro_rules! table {
+    (
+        $(#[$meta:meta])*
+        pub struct $row:ident in $name:literal {
+            $(
+                $(#[$field_meta:meta])*
+                pub $field:ident: $ty:ty => $kind:ident,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $row {
+            $(
+                $(#[$field_meta])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl $crate::tables::table::Table for $row {
+            const NAME: &'static str = $name;
+
+            fn schema() -> arrow_schema::SchemaRef {
+                std::sync::Arc::new(arrow_schema::Schema::new(vec![$(
+                    <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::field(
+                        stringify!($field),
+                    ),
+                )*]))
+            }
+
+            fn to_batch(rows: &[Self]) -> arrow_array::RecordBatch {
+                $crate::tables::table::batch(
+                    <Self as $crate::tables::table::Table>::schema(),
+                    vec![$(
+                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::array(
+                            rows.iter().map(|r| &r.$field),
+                        ),
+                    )*],
+                )
+            }
+
+            fn from_batch(
+                batch: &arrow_array::RecordBatch,
+            ) -> Result<Vec<Self>, $crate::tables::table::TableError> {
+                let table = <Self as $crate::tables::table::Table>::NAME;
+                $(
+                    let mut $field =
+                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::read(
+                            table,
+                            batch,
+                            stringify!($field),
+                        )?
+                        .into_iter();
+                )*
+                Ok((0..batch.num_rows())
+                    .map(|_| $row {
+                        $($field: $field.next().expect("one value per row"),)*
+                    })
+                    .collect())
+            }
+        }
+    };
+}
 
 /// A kind of column: the Rust value of one row and the Arrow column it is kept in.
 pub(super) trait Kind {

@@ -3,7 +3,7 @@
 
 use arrow_schema::SchemaRef;
 
-use super::Table;
+use super::table::Table;
 
 /// `segments`: the input corpus, ordered by (key_event, doc_id, seg_idx).
 pub fn segments_schema() -> SchemaRef {

@@ -2,7 +2,7 @@
 
 use arrow_schema::SchemaRef;
 
-use super::Table;
+use super::table::Table;
 
 /// `episodes`: the detected episodes of each key event.
 pub fn episodes_schema() -> SchemaRef {

@@ -3,7 +3,7 @@
 
 use arrow_schema::SchemaRef;
 
-use super::Table;
+use super::table::Table;
 
 /// `terms`: per key event, every vocabulary term with its statistics (ALGORITHM.md §1).
 pub fn terms_schema() -> SchemaRef {

@@ -6,126 +6,20 @@
 //! segment inside its article. A JSON copy of every schema lives in `schemas/` (see
 //! [`all_schemas`]); a test fails when the two differ.
 //!
-//! A table is declared once, by the `table!` macro: its row struct with one column kind per field
-//! (`columns.rs`), from which its schema, `to_batch` and `from_batch` follow. The vector tables (`sentence_embeddings`, `word_vectors`), whose width is the encoder's, are
-//! written and read by the functions below instead.
+//! A table is declared once, by the `table!` macro (`columns.rs`): its row struct with one
+//! column kind per field, from which its schema, `to_batch` and `from_batch` follow (the
+//! [`Table`] trait and the column helpers are in `table.rs`). The vector tables
+//! (`sentence_embeddings`, `word_vectors`), whose width is the encoder's, are written and read
+//! by the functions below instead.
 
 use std::sync::Arc;
 
 use arrow_array::types::UInt32Type;
-use arrow_array::ArrowPrimitiveType;
-use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, PrimitiveArray, RecordBatch, StringArray,
-    UInt32Array,
-};
+use arrow_array::{Array, ArrayRef, FixedSizeListArray, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-/// A column could not be read as the type its schema promises.
-#[derive(Debug, thiserror::Error)]
-#[error("table `{table}`, column `{column}`: {reason}")]
-pub struct TableError {
-    /// The table's name.
-    pub table: &'static str,
-    /// The column.
-    pub column: String,
-    /// What was wrong.
-    pub reason: String,
-}
-
-/// A table with a fixed Arrow schema and a typed row.
-pub trait Table: Sized {
-    /// The table's name; its file is `<name>.parquet`.
-    const NAME: &'static str;
-    /// The table's schema.
-    fn schema() -> SchemaRef;
-    /// The rows as one record batch.
-    fn to_batch(rows: &[Self]) -> RecordBatch;
-    /// The rows of one record batch (whose schema has been checked).
-    fn from_batch(batch: &RecordBatch) -> Result<Vec<Self>, TableError>;
-
-    /// The table's file name.
-    fn file_name() -> String {
-        format!("{}.parquet", Self::NAME)
-    }
-
-    /// Rows of many batches, in order.
-    fn from_batches(batches: &[RecordBatch]) -> Result<Vec<Self>, TableError> {
-        let mut rows = Vec::new();
-        for batch in batches {
-            rows.extend(Self::from_batch(batch)?);
-        }
-        Ok(rows)
-    }
-}
-
-/// Declares a table once: its row struct (attributes and doc comments kept) and its [`Table`]
-/// impl, from one list of columns `field: Type => Kind` in schema order, `Kind` one of the column
-/// kinds of `columns.rs`. The column is named after the field; the kind gives its Arrow type,
-/// nullability, how rows become an array and how an array becomes rows (`Type` must be the
-/// kind's value type).
-macro_rules! table {
-    (
-        $(#[$meta:meta])*
-        pub struct $row:ident in $name:literal {
-            $(
-                $(#[$field_meta:meta])*
-                pub $field:ident: $ty:ty => $kind:ident,
-            )*
-        }
-    ) => {
-        $(#[$meta])*
-        pub struct $row {
-            $(
-                $(#[$field_meta])*
-                pub $field: $ty,
-            )*
-        }
-
-        impl $crate::tables::Table for $row {
-            const NAME: &'static str = $name;
-
-            fn schema() -> arrow_schema::SchemaRef {
-                std::sync::Arc::new(arrow_schema::Schema::new(vec![$(
-                    <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::field(
-                        stringify!($field),
-                    ),
-                )*]))
-            }
-
-            fn to_batch(rows: &[Self]) -> arrow_array::RecordBatch {
-                $crate::tables::batch(
-                    <Self as $crate::tables::Table>::schema(),
-                    vec![$(
-                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::array(
-                            rows.iter().map(|r| &r.$field),
-                        ),
-                    )*],
-                )
-            }
-
-            fn from_batch(
-                batch: &arrow_array::RecordBatch,
-            ) -> Result<Vec<Self>, $crate::tables::TableError> {
-                let table = <Self as $crate::tables::Table>::NAME;
-                $(
-                    let mut $field =
-                        <$crate::tables::columns::$kind as $crate::tables::columns::Kind>::read(
-                            table,
-                            batch,
-                            stringify!($field),
-                        )?
-                        .into_iter();
-                )*
-                Ok((0..batch.num_rows())
-                    .map(|_| $row {
-                        $($field: $field.next().expect("one value per row"),)*
-                    })
-                    .collect())
-            }
-        }
-    };
-}
-
+mod table;
+#[macro_use]
 mod columns;
 mod corpus;
 mod episodes;
@@ -136,6 +30,8 @@ pub use corpus::{
 };
 pub use episodes::{assignments_schema, episodes_schema, Assignment, Episode, EpisodeSpan};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
+use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
+pub use table::{Table, TableError};
 
 fn u32_field(name: &str) -> Field {
     Field::new(name, DataType::UInt32, false)
@@ -288,73 +184,10 @@ pub fn schema_json(schema: &Schema) -> String {
     text
 }
 
-fn column<'a, A: Array + 'static>(
-    table: &'static str,
-    batch: &'a RecordBatch,
-    name: &str,
-) -> Result<&'a A, TableError> {
-    let err = |reason: &str| TableError {
-        table,
-        column: name.to_string(),
-        reason: reason.to_string(),
-    };
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| err("missing"))?
-        .as_any()
-        .downcast_ref::<A>()
-        .ok_or_else(|| err("wrong type"))
-}
-
-fn no_nulls(table: &'static str, name: &str, array: &dyn Array) -> Result<(), TableError> {
-    if array.null_count() > 0 {
-        let row = (0..array.len()).find(|&i| array.is_null(i)).unwrap_or(0);
-        return Err(TableError {
-            table,
-            column: name.to_string(),
-            reason: format!("null in a non-nullable column at row {row}"),
-        });
-    }
-    Ok(())
-}
-
-fn strings(
-    table: &'static str,
-    batch: &RecordBatch,
-    name: &str,
-) -> Result<Vec<String>, TableError> {
-    let a = column::<StringArray>(table, batch, name)?;
-    no_nulls(table, name, a)?;
-    Ok(a.iter()
-        .map(|v| v.unwrap_or_default().to_string())
-        .collect())
-}
-
-fn primitives<T: ArrowPrimitiveType>(
-    table: &'static str,
-    batch: &RecordBatch,
-    name: &str,
-) -> Result<Vec<T::Native>, TableError> {
-    let a = column::<PrimitiveArray<T>>(table, batch, name)?;
-    no_nulls(table, name, a)?;
-    Ok(a.values().to_vec())
-}
-
-fn string_array<'a>(values: impl Iterator<Item = &'a str>) -> ArrayRef {
-    Arc::new(StringArray::from_iter_values(values))
-}
-
-fn u32_array(values: impl Iterator<Item = u32>) -> ArrayRef {
-    Arc::new(UInt32Array::from_iter_values(values))
-}
-
-fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> RecordBatch {
-    RecordBatch::try_new(schema, columns).expect("columns match their schema")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::StringArray;
 
     fn round_trip<T: Table + PartialEq + std::fmt::Debug>(rows: Vec<T>) {
         let batch = T::to_batch(&rows);
