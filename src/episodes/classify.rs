@@ -45,6 +45,19 @@ pub enum RankBy {
     Density,
 }
 
+/// The embeddings of `members`, each scaled to unit length (a zero vector stays zero), in f64.
+pub fn unit_vectors(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<Vec<f64>> {
+    members
+        .iter()
+        .map(|&s| {
+            let v = &embeddings[s];
+            let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+            let norm = if norm > 0.0 { norm } else { 1.0 };
+            v.iter().map(|&x| f64::from(x) / norm).collect()
+        })
+        .collect()
+}
+
 /// For each of `members` (indices into `embeddings`), the mean cosine to its `k` most similar
 /// other members (k clamped to members − 1; 0 for a lone member). Cosines in f64 over the
 /// normalized vectors, so the result does not depend on the order of the members.
@@ -54,15 +67,7 @@ pub fn core_density(embeddings: &[Vec<f32>], members: &[usize], k: usize) -> Vec
     if k == 0 {
         return vec![0.0; m];
     }
-    let unit: Vec<Vec<f64>> = members
-        .iter()
-        .map(|&s| {
-            let v = &embeddings[s];
-            let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
-            let norm = if norm > 0.0 { norm } else { 1.0 };
-            v.iter().map(|&x| f64::from(x) / norm).collect()
-        })
-        .collect();
+    let unit = unit_vectors(embeddings, members);
     let mut sims = vec![0.0f64; m * m];
     for i in 0..m {
         for j in i + 1..m {

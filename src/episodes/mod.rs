@@ -630,15 +630,7 @@ pub fn split_cores(
     if members.len() < 2 * CORE_TOP {
         return None;
     }
-    let unit: Vec<Vec<f64>> = members
-        .iter()
-        .map(|&s| {
-            let v = &embeddings[s];
-            let norm = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
-            let norm = if norm > 0.0 { norm } else { 1.0 };
-            v.iter().map(|&x| f64::from(x) / norm).collect()
-        })
-        .collect();
+    let unit = classify::unit_vectors(embeddings, members);
     let dot = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
     let far = (1..unit.len())
         .min_by(|&a, &b| {
