@@ -442,6 +442,12 @@ fn the_documented_example_job_is_valid() {
     job.validate().unwrap();
     assert_eq!(job.episodes.top_articles, 0.25);
     assert_eq!(job.terms.expansion, 0.75);
+    // Its [episodes] section documents the default rules (min_episodes among them).
+    assert_eq!(
+        job.episodes,
+        epimine::episodes::EpisodeParams::default(),
+        "jobs/example.toml's [episodes] differs from EpisodeParams::default()"
+    );
     // The local-server job parses, validates and sets what a CPU server needs.
     let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/local-llm.toml");
     let job = epimine::job::Job::from_file(&local).unwrap();

@@ -79,10 +79,13 @@ pub struct EpisodeParams {
     /// each part with at least [`CORE_TOP`] segments) when the two parts lie farther apart than
     /// the merge's own cut, i.e. the merge would not join them again (issue 27; default off).
     pub split: bool,
-    /// A floor on the episode count (issue 27; default 0: none): the merge stops before it
+    /// A floor on the episode count (issue 27; default 5, 0: none): the merge stops before it
     /// leaves fewer candidates than this, and when the cohesion, size and core rules leave fewer
-    /// episodes, the largest dropped ones (with at least `min_segments`) come back up to it.
-    /// Small events otherwise collapse to one or two episodes.
+    /// episodes, the largest dropped ones come back up to it — those with at least
+    /// [`CORE_TOP`] (and `min_segments`) segments whose core (the mean density of their [`CORE_TOP`] densest
+    /// segments) is at least as dense as the loosest kept episode's, so that a floor adds only
+    /// episodes as tight as those the rules kept. Small events otherwise collapse to two or
+    /// three episodes (chosen on the exploration part, docs/quality-split.md).
     pub min_episodes: usize,
 }
 
@@ -124,7 +127,7 @@ impl Default for EpisodeParams {
             density: DensityParams::default(),
             core: select::CohesionRule::All,
             split: false,
-            min_episodes: 0,
+            min_episodes: 5,
         }
     }
 }
@@ -480,7 +483,9 @@ pub fn cluster_episodes(
 
 /// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
 /// episodes with fewer than `min_segments` segments, then those below the cohesion rule
-/// (`params.cohesion`), then those below the size rule (`params.size`), and ranks each
+/// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
+/// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
+/// ([`apply_floor`]), keeps the `params.max_episodes` largest, and ranks each
 /// episode's segments by `params.rank` (density among its own segments by default; eq. 2
 /// confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
@@ -527,26 +532,13 @@ pub fn assign(
         |e| members[e].len(),
         |sizes| select::large_enough(sizes, params.size),
     );
+    let core_of = |e: usize| top_core(input.embeddings, &members[e], params.rank_neighbors);
     if params.core != select::CohesionRule::All {
-        // The densest CORE_TOP segments' mean density, as the cohesion rule's values.
-        select::narrow(
-            &mut kept,
-            |e| -> Vec<f64> {
-                let ids: Vec<usize> = members[e].iter().map(|&(_, s)| s).collect();
-                let mut d = classify::core_density(input.embeddings, &ids, params.rank_neighbors);
-                d.sort_by(|a, b| b.total_cmp(a));
-                d.truncate(CORE_TOP);
-                d
-            },
-            |cores| select::cohesive(cores, params.core),
-        );
+        select::narrow(&mut kept, core_of, |cores| {
+            select::cohesive(cores, params.core)
+        });
     }
-    restore_floor(
-        &mut kept,
-        &members,
-        params.min_segments,
-        params.min_episodes,
-    );
+    apply_floor(&mut kept, &members, input.embeddings, params);
     if params.max_episodes > 0 {
         // The largest episodes, ties by index.
         let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
@@ -604,12 +596,67 @@ pub fn assign(
     (episodes, assignments)
 }
 
+/// The densities ([`classify::core_density`] over `k` neighbours) of the [`CORE_TOP`] densest of
+/// an episode's `members` ((key, segment) pairs), densest first: the top a reader sees first.
+fn top_core(embeddings: &[Vec<f32>], members: &[(f64, usize)], k: usize) -> Vec<f64> {
+    let ids: Vec<usize> = members.iter().map(|&(_, s)| s).collect();
+    let mut d = classify::core_density(embeddings, &ids, k);
+    d.sort_by(|a, b| b.total_cmp(a));
+    d.truncate(CORE_TOP);
+    d
+}
+
+/// `params.min_episodes` over the rules' `kept` episodes: their cores (the mean of [`top_core`])
+/// gate what [`restore_floor`] brings back; nothing to do when enough are kept.
+fn apply_floor(
+    kept: &mut [bool],
+    members: &[Vec<(f64, usize)>],
+    embeddings: &[Vec<f32>],
+    params: &EpisodeParams,
+) {
+    if kept.iter().filter(|&&k| k).count() >= params.min_episodes {
+        return;
+    }
+    let cores: Vec<f64> = members
+        .iter()
+        .map(|m| {
+            let d = top_core(embeddings, m, params.rank_neighbors);
+            if d.is_empty() {
+                f64::NEG_INFINITY
+            } else {
+                d.iter().sum::<f64>() / d.len() as f64
+            }
+        })
+        .collect();
+    // Only episodes with a whole top come back: a smaller one's density is that of two or three
+    // segments, and a reader gets no top from it.
+    let with_top = params.min_segments.max(CORE_TOP);
+    restore_floor(kept, members, &cores, with_top, params.min_episodes);
+}
+
 /// `min_episodes`: while fewer than `floor` episodes are kept, the largest dropped one with at
-/// least `min_segments` segments comes back (ties by index).
-fn restore_floor<T>(kept: &mut [bool], members: &[Vec<T>], min_segments: usize, floor: usize) {
+/// least `min_segments` segments and a core (`cores`: the mean density of its [`CORE_TOP`]
+/// densest segments) at least as dense as the loosest kept episode's comes back (ties by index).
+/// With no episode kept, any dropped one may come back.
+fn restore_floor<T>(
+    kept: &mut [bool],
+    members: &[Vec<T>],
+    cores: &[f64],
+    min_segments: usize,
+    floor: usize,
+) {
     let count = kept.iter().filter(|&&k| k).count();
+    let loosest = (0..kept.len())
+        .filter(|&e| kept[e])
+        .map(|e| cores[e])
+        .fold(f64::INFINITY, f64::min);
+    let loosest = if loosest.is_finite() {
+        loosest
+    } else {
+        f64::NEG_INFINITY
+    };
     let mut dropped: Vec<usize> = (0..kept.len())
-        .filter(|&e| !kept[e] && members[e].len() >= min_segments)
+        .filter(|&e| !kept[e] && members[e].len() >= min_segments && cores[e] >= loosest)
         .collect();
     dropped.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)));
     for e in dropped.into_iter().take(floor.saturating_sub(count)) {
@@ -812,17 +859,28 @@ mod tests {
         assert_eq!(cut(2), vec![0, 0, 1]);
         assert_eq!(cut(3), vec![0, 1, 2]);
         // Kept: episode 0 only; floor 3 brings back the largest dropped ones with at least two
-        // segments (3, then 1; never 2, with one segment).
+        // segments (3, then 1; never 2, with one segment), when their cores are as dense as
+        // episode 0's.
         let members: Vec<Vec<u8>> = vec![vec![0; 9], vec![0; 3], vec![0; 1], vec![0; 5]];
+        let cores = [0.5, 0.6, 0.9, 0.5];
         let mut kept = vec![true, false, false, false];
-        restore_floor(&mut kept, &members, 2, 3);
+        restore_floor(&mut kept, &members, &cores, 2, 3);
         assert_eq!(kept, vec![true, true, false, true]);
         let mut kept = vec![true, false, false, false];
-        restore_floor(&mut kept, &members, 2, 10);
+        restore_floor(&mut kept, &members, &cores, 2, 10);
         assert_eq!(kept, vec![true, true, false, true]);
         let mut kept = vec![true, false, false, false];
-        restore_floor(&mut kept, &members, 2, 0);
+        restore_floor(&mut kept, &members, &cores, 2, 0);
         assert_eq!(kept, vec![true, false, false, false]);
+        // A looser core than the loosest kept episode's stays out: episode 3 (0.4 < 0.5).
+        let looser = [0.5, 0.6, 0.9, 0.4];
+        let mut kept = vec![true, false, false, false];
+        restore_floor(&mut kept, &members, &looser, 2, 3);
+        assert_eq!(kept, vec![true, true, false, false]);
+        // Nothing kept: the largest dropped ones come back whatever their cores.
+        let mut kept = vec![false; 4];
+        restore_floor(&mut kept, &members, &looser, 2, 2);
+        assert_eq!(kept, vec![true, false, false, true]);
     }
 
     #[test]
