@@ -396,22 +396,10 @@ fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
     })
 }
 
-/// `epimine run` on a synthetic corpus (its own background) with the tiny model, and `extra`.
+/// `epimine run` on a synthetic corpus with the tiny model ([`util::synth_run`]), and `extra`.
 fn synth_run(corpus: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_epimine"));
-    command
-        .args([
-            "run",
-            "--corpus",
-            s(corpus),
-            "--background",
-            s(&corpus.join("background.txt")),
-            "--out",
-            s(out),
-            "--model",
-            &tiny_model(),
-        ])
-        .args(extra);
+    let mut command = util::synth_run(corpus, out);
+    command.args(extra);
     command
 }
 

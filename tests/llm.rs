@@ -498,18 +498,7 @@ fn synth3(dir: &Path) -> PathBuf {
 
 /// `epimine run` on a synthetic corpus with `--set`s; the key in the environment when `key`.
 fn llm_command(corpus: &Path, out: &Path, sets: &[String], key: bool) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
-    cmd.args([
-        "run",
-        "--corpus",
-        s(corpus),
-        "--background",
-        s(&corpus.join("background.txt")),
-        "--out",
-        s(out),
-        "--model",
-        &tiny_model(),
-    ]);
+    let mut cmd = util::synth_run(corpus, out);
     for set in sets {
         cmd.args(["--set", set]);
     }

@@ -120,6 +120,24 @@ pub fn fixture_model(name: &str) -> String {
     s(&dir).to_string()
 }
 
+/// `epimine run` on a synthetic corpus (its own `background.txt`) into `out` with the tiny model;
+/// callers add their own flags.
+pub fn synth_run(corpus: &std::path::Path, out: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_epimine"));
+    command.args([
+        "run",
+        "--corpus",
+        s(corpus),
+        "--background",
+        s(&corpus.join("background.txt")),
+        "--out",
+        s(out),
+        "--model",
+        &tiny_model(),
+    ]);
+    command
+}
+
 /// `epimine synth` into `<dir>/corpus`.
 pub fn synth(dir: &std::path::Path, events: usize, docs: usize) -> PathBuf {
     let corpus = dir.join("corpus");
