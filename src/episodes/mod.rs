@@ -82,10 +82,10 @@ pub struct EpisodeParams {
     /// A floor on the episode count (issue 27; default 5, 0: none): the merge stops before it
     /// leaves fewer candidates than this, and when the cohesion, size and core rules leave fewer
     /// episodes, the largest dropped ones come back up to it — those with at least
-    /// [`CORE_TOP`] (and `min_segments`) segments whose core (the mean density of their [`CORE_TOP`] densest
-    /// segments) is at least as dense as the loosest kept episode's, so that a floor adds only
-    /// episodes as tight as those the rules kept. Small events otherwise collapse to two or
-    /// three episodes (chosen on the exploration part, docs/quality-split.md).
+    /// [`CORE_TOP`] (and `min_segments`) segments whose core (the mean density of their
+    /// [`CORE_TOP`] densest segments) is at least as dense as the loosest kept episode's, so
+    /// that a floor adds only episodes as tight as those the rules kept. Small events otherwise
+    /// collapse to two or three episodes (chosen on the exploration part, docs/quality-split.md).
     pub min_episodes: usize,
 }
 
@@ -826,6 +826,7 @@ mod tests {
             );
             episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>()
         };
+        // The default floor (5) does not bring the diagonal back: it has no whole top.
         assert_eq!(sizes(&params), vec![30, 20, 12]);
         let all = EpisodeParams {
             size: select::SizeRule::All,
