@@ -139,7 +139,19 @@ pub struct TermConfig {
     pub synonym: f64,
     /// Use word vectors for expansion and synonym groups.
     pub vectors: bool,
+    /// At most this many salient terms per event, the most salient (0: no cap): T's pairwise
+    /// matrices grow with its square.
+    pub max_terms: usize,
+    /// At most this many non-salient words per event tried for expansion, the most frequent
+    /// (0: no cap).
+    pub max_expansion_words: usize,
 }
+
+/// Default [`TermConfig::max_terms`].
+pub const DEFAULT_MAX_TERMS: usize = 5000;
+
+/// Default [`TermConfig::max_expansion_words`].
+pub const DEFAULT_MAX_EXPANSION_WORDS: usize = 20000;
 
 impl Default for TermConfig {
     fn default() -> Self {
@@ -147,6 +159,20 @@ impl Default for TermConfig {
             expansion: DEFAULT_EXPANSION,
             synonym: DEFAULT_SYNONYM,
             vectors: true,
+            max_terms: DEFAULT_MAX_TERMS,
+            max_expansion_words: DEFAULT_MAX_EXPANSION_WORDS,
+        }
+    }
+}
+
+impl TermConfig {
+    /// The bounds of the term steps ([`crate::episodes::expand::build_term_set`]).
+    pub fn params(&self) -> crate::episodes::expand::TermParams {
+        crate::episodes::expand::TermParams {
+            expansion: self.expansion,
+            synonym: self.synonym,
+            max_terms: self.max_terms,
+            max_candidates: self.max_expansion_words,
         }
     }
 }

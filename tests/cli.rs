@@ -509,6 +509,46 @@ fn the_first_process_counts_every_process_s_progress() {
 }
 
 #[test]
+fn a_long_event_logs_its_stage_and_counts_while_it_runs() {
+    // One event, a log line every 10 ms: while the event's stages run, lines name the event,
+    // the stage and its count (`synth_event_000: classification 1024/1900 (0 s)`), and at the
+    // end one line gives each stage's seconds — a user never watches `events 0/1` in silence.
+    let dir = scratch();
+    let corpus = synth(dir.path(), 1, 150);
+    let out = synth_run(&corpus, &dir.path().join("out"), &["-w", "2"])
+        .env("RUST_LOG", "info")
+        .env("EPIMINE_PROGRESS_SECS", "0.01")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let counted = stderr.lines().any(|l| {
+        l.contains("synth_event_000: ")
+            && ["segment terms ", "fragment distances ", "classification "]
+                .iter()
+                .any(|stage| {
+                    l.split(stage)
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .is_some_and(|count| {
+                            let mut parts = count.split('/');
+                            let done = parts.next().and_then(|d| d.parse::<u64>().ok());
+                            let total = parts.next().and_then(|t| t.parse::<u64>().ok());
+                            matches!((done, total), (Some(d), Some(t)) if t > 0 && d <= t)
+                        })
+                })
+    });
+    assert!(counted, "no counted stage line:\n{stderr}");
+    let summary = stderr
+        .lines()
+        .find(|l| l.contains("synth_event_000: stages done in "))
+        .unwrap_or_else(|| panic!("no summary:\n{stderr}"));
+    for stage in ["term set", "fragment distances", "classification"] {
+        assert!(summary.contains(stage), "{summary}");
+    }
+}
+
+#[test]
 fn a_run_logs_its_progress_over_every_worker() {
     let dir = scratch();
     let corpus = synth(dir.path(), 3, 8);

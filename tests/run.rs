@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use epimine::background::Background;
-use epimine::episodes::expand::build_term_set;
+use epimine::episodes::expand::{build_term_set, TermParams};
 use epimine::stats::{compute, Cluster, Round};
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
@@ -368,6 +368,93 @@ fn two_processes_write_the_same_bytes() {
 }
 
 #[test]
+fn an_event_over_the_caps_classifies_every_segment_the_same_for_any_layout() {
+    // One event of 120 articles, with caps far below its size: at most 12 fragments enter the
+    // fragment distances, 15 members of an episode are ranked by density, 40 terms form T.
+    // Every segment must still reach an episode (with the rules that drop none), and the bytes
+    // must not depend on the workers (the event's loops run on as many threads) or processes.
+    let dir = scratch();
+    let corpus = synth(dir.path(), 1, 120);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let caps = [
+        "--set",
+        "episodes.max_fragments=12",
+        "--set",
+        "episodes.max_ranked=15",
+        "--set",
+        "terms.max_terms=40",
+        "--set",
+        "episodes.confidence=\"all\"",
+        "--set",
+        "episodes.cohesion=\"all\"",
+        "--set",
+        "episodes.size=\"all\"",
+        "--set",
+        "episodes.max_episodes=0",
+        "--set",
+        "episodes.min_segments=1",
+    ];
+    let run = |name: &str, layout: &[&str]| -> PathBuf {
+        let out = dir.path().join(name);
+        let mut args = run_args(s(&corpus), s(&bg), s(&out), &model);
+        args.extend(caps);
+        args.extend(layout);
+        epimine_ok(&args);
+        out
+    };
+    let one = run("one", &["-w", "1"]);
+    let segments: Vec<Segment> =
+        block_on(Location::parse(s(&corpus), false).unwrap().read_table()).unwrap();
+    let assignments: Vec<Assignment> =
+        block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
+    assert_eq!(assignments.len(), segments.len(), "every segment assigned");
+    let keys: HashSet<(u32, u32)> = assignments.iter().map(|a| (a.doc_id, a.seg_idx)).collect();
+    assert_eq!(keys.len(), segments.len(), "each once");
+    let fragments: Vec<FragmentRow> =
+        block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
+    let clustered = fragments.iter().filter(|f| f.cluster.is_some()).count();
+    assert!(
+        clustered > 0 && clustered <= 12,
+        "{clustered} fragments clustered of {}",
+        fragments.len()
+    );
+    // Without the caps more fragments are clustered: the cap is what bounded it.
+    assert!(fragments.len() / 4 > 12, "{} fragments", fragments.len());
+    let terms: Vec<Term> = block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
+    assert_eq!(terms.iter().filter(|t| t.salient).count(), 40);
+    let three = run("three", &["-w", "3"]);
+    let hosts = hostfile(dir.path(), 2);
+    let two = dir.path().join("two-processes");
+    let spawn = |p: &str| {
+        let mut args = run_args(s(&corpus), s(&bg), s(&two), &model);
+        args.extend(caps);
+        args.extend(["-w", "2", "-n", "2", "-p", p, "-H", s(&hosts)]);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .spawn()
+            .unwrap()
+    };
+    let mut p1 = spawn("1");
+    let mut p0 = spawn("0");
+    assert!(p0.wait().unwrap().success());
+    assert!(p1.wait().unwrap().success());
+    for f in OUTPUTS {
+        let a = std::fs::read(one.join(f)).unwrap();
+        assert!(
+            a == std::fs::read(three.join(f)).unwrap(),
+            "{f}: -w 1 vs -w 3"
+        );
+        assert!(
+            a == std::fs::read(two.join(f)).unwrap(),
+            "{f}: 1 vs 2 processes"
+        );
+    }
+}
+
+#[test]
 fn a_failed_event_is_recorded_and_the_others_complete() {
     let dir = scratch();
     // With an event too small to have salient terms.
@@ -531,12 +618,17 @@ fn pairs_without_vectors_equal_the_dataflow() {
             .filter(|t| t.key_event == event)
             .cloned()
             .collect();
-        let sets: Vec<HashSet<String>> = segments
+        let texts: Vec<&str> = segments
             .iter()
             .filter(|s| s.key_event == event)
-            .map(|s| epimine::text::distinct_terms(&s.text).into_iter().collect())
+            .map(|s| s.text.as_str())
             .collect();
-        let set = build_term_set(&rows, &Default::default(), 0.75, 0.85, &sets);
+        let set = build_term_set(
+            &rows,
+            &Default::default(),
+            &TermParams::uncapped(0.75, 0.85),
+            &texts,
+        );
         let want: Vec<&Pair> = out.pairs.iter().filter(|p| p.key_event == event).collect();
         assert_eq!(set.pairs.len(), want.len(), "{event}");
         for (g, w) in set.pairs.iter().zip(want) {

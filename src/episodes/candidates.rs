@@ -3,9 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use super::partition::{Fragment, SegmentScore};
-use super::termspace::{mean_std, min_max, Cut, TermSpace};
+use super::termspace::{cosine, cross_cooccurrence_from, mean_std, min_max, Cut, TermSpace};
 use crate::clustering::linkage::linkage_cut;
+use crate::progress::Steps;
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.
 pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;
@@ -43,18 +46,36 @@ pub fn top_articles(ranks: &[(u32, f64)], delta: f64, min: usize) -> Vec<u32> {
 /// Pairwise fragment distances as a condensed upper-triangle matrix (kodama's layout): the
 /// cross co-occurrence (both directions averaged) and the average-vector similarity of two
 /// fragments' terms, each min–max normalised, inverted as 1/(x+1), normalised again;
-/// distance = co + 2·sim (the reference's weights).
-pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment]) -> Vec<f64> {
+/// distance = co + 2·sim (the reference's weights). Each fragment's mean term vector and d sums
+/// ([`TermSpace::d_sums`]) are computed once, so a pair costs O(|terms|) and not
+/// O(|terms|²); rows are computed in parallel (rayon, the caller's pool) and joined in order,
+/// so the result is the same for any number of threads. Quadratic in `fragments.len()`: the
+/// caller bounds it ([`capped_top`]).
+pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment], steps: &Steps) -> Vec<f64> {
     let n = fragments.len();
-    let mut co = Vec::with_capacity(n * n.saturating_sub(1) / 2);
-    let mut sim = Vec::with_capacity(co.capacity());
-    for i in 0..n {
-        for j in i + 1..n {
-            let (a, b) = (&fragments[i].terms, &fragments[j].terms);
-            co.push((space.cross_cooccurrence(a, b) + space.cross_cooccurrence(b, a)) / 2.0);
-            sim.push(space.average_vector_similarity(a, b));
-        }
-    }
+    steps.stage("fragment distances", n);
+    let prepared: Vec<(Vec<f32>, Vec<f64>)> = fragments
+        .par_iter()
+        .map(|f| (space.mean_term_vector(&f.terms), space.d_sums(&f.terms)))
+        .collect();
+    let rows: Vec<Vec<(f64, f64)>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let (a, (mean_a, sums_a)) = (&fragments[i].terms, &prepared[i]);
+            let row = (i + 1..n)
+                .map(|j| {
+                    let (b, (mean_b, sums_b)) = (&fragments[j].terms, &prepared[j]);
+                    let co = (cross_cooccurrence_from(sums_a, a.len(), b)
+                        + cross_cooccurrence_from(sums_b, b.len(), a))
+                        / 2.0;
+                    (co, cosine(mean_a, mean_b))
+                })
+                .collect();
+            steps.inc(1);
+            row
+        })
+        .collect();
+    let (mut co, mut sim): (Vec<f64>, Vec<f64>) = rows.into_iter().flatten().unzip();
     for scores in [&mut co, &mut sim] {
         min_max(scores);
         for v in scores.iter_mut() {
@@ -63,6 +84,58 @@ pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment]) -> Vec<f64
         min_max(scores);
     }
     co.iter().zip(&sim).map(|(c, s)| c + 2.0 * s).collect()
+}
+
+/// The fragments that enter the pairwise steps (§4), at most `cap` of them (0: no cap): the top
+/// articles' fragments, article by article in descending rank (`ranks`, ties by doc id), while
+/// the next article's fragments still fit; an article with more than `cap` fragments on its own,
+/// when it comes first, gives its first `cap`. Returns the indices into `fragments`, in order,
+/// and the articles taken. Without a cap (or under it) these are all the top articles'
+/// fragments, as the paper has it.
+pub fn capped_top(
+    fragments: &[Fragment],
+    ranks: &[(u32, f64)],
+    top: &[u32],
+    cap: usize,
+) -> (Vec<usize>, Vec<u32>) {
+    let mut of_doc: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, f) in fragments.iter().enumerate() {
+        of_doc.entry(f.doc_id).or_default().push(i);
+    }
+    let total: usize = top.iter().map(|d| of_doc.get(d).map_or(0, Vec::len)).sum();
+    if cap == 0 || total <= cap {
+        let mut chosen: Vec<usize> = top
+            .iter()
+            .flat_map(|d| of_doc.get(d).into_iter().flatten().copied())
+            .collect();
+        chosen.sort_unstable();
+        return (chosen, top.to_vec());
+    }
+    let rank: BTreeMap<u32, f64> = ranks.iter().copied().collect();
+    let mut by_rank = top.to_vec();
+    by_rank.sort_by(|a, b| {
+        let (ra, rb) = (rank.get(a).copied(), rank.get(b).copied());
+        rb.unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&ra.unwrap_or(f64::NEG_INFINITY))
+            .then(a.cmp(b))
+    });
+    let mut chosen = Vec::new();
+    let mut taken = Vec::new();
+    for doc in by_rank {
+        let own = of_doc.get(&doc).map_or(&[][..], Vec::as_slice);
+        if chosen.len() + own.len() > cap {
+            if chosen.is_empty() {
+                chosen.extend(own.iter().take(cap).copied());
+                taken.push(doc);
+            }
+            break;
+        }
+        chosen.extend(own.iter().copied());
+        taken.push(doc);
+    }
+    chosen.sort_unstable();
+    taken.sort_unstable();
+    (chosen, taken)
 }
 
 /// Complete-linkage clustering of `n` items cut at μ − σ of all pairwise distances. Returns a
@@ -129,6 +202,121 @@ pub fn keep_clusters(sizes: &[usize], articles: &[usize], rule: PruneRule) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::episodes::termspace::SalientTerm;
+    use std::collections::HashMap;
+
+    /// A term space of `n` terms with pseudo-random d and vectors (a fixed recurrence).
+    fn space(n: usize) -> TermSpace {
+        let mut x = 7u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as f64) / f64::from(u32::MAX) - 0.25
+        };
+        let terms: Vec<SalientTerm> = (0..n)
+            .map(|i| SalientTerm {
+                term: format!("t{i}"),
+                salience: 1.0 + i as f64,
+                group: i as u32,
+            })
+            .collect();
+        let mut pairs = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                if (a * 7 + b) % 3 != 0 {
+                    pairs.push((format!("t{a}"), format!("t{b}"), 2, next()));
+                }
+            }
+        }
+        let vectors: HashMap<String, Vec<f32>> = (0..n)
+            .filter(|i| i % 5 != 4)
+            .map(|i| (format!("t{i}"), (0..6).map(|_| next() as f32).collect()))
+            .collect();
+        TermSpace::new(terms, &pairs, &vectors)
+    }
+
+    #[test]
+    fn fragment_distances_equal_the_pairwise_formula_to_the_bit() {
+        // The precomputed sums and mean vectors must give exactly what the pair-by-pair
+        // formula (§4) gives, whatever the number of threads.
+        let space = space(12);
+        let fragments: Vec<Fragment> = (0..9)
+            .map(|f| Fragment {
+                doc_id: f as u32,
+                segments: vec![f],
+                terms: (0..12)
+                    .filter(|t| (t * 5 + f) % 4 != 0)
+                    .take(2 + f % 6)
+                    .collect(),
+            })
+            .collect();
+        let refs: Vec<&Fragment> = fragments.iter().collect();
+        let mut co = Vec::new();
+        let mut sim = Vec::new();
+        for i in 0..refs.len() {
+            for j in i + 1..refs.len() {
+                let (a, b) = (&refs[i].terms, &refs[j].terms);
+                co.push((space.cross_cooccurrence(a, b) + space.cross_cooccurrence(b, a)) / 2.0);
+                sim.push(space.average_vector_similarity(a, b));
+            }
+        }
+        for scores in [&mut co, &mut sim] {
+            min_max(scores);
+            for v in scores.iter_mut() {
+                *v = 1.0 / (*v + 1.0);
+            }
+            min_max(scores);
+        }
+        let want: Vec<f64> = co.iter().zip(&sim).map(|(c, s)| c + 2.0 * s).collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let got = pool.install(|| fragment_distances(&space, &refs, &Steps::quiet()));
+            assert_eq!(got, want, "{threads} thread(s)");
+        }
+    }
+
+    #[test]
+    fn the_capped_top_never_exceeds_its_cap_and_takes_whole_articles_by_rank() {
+        // Articles 0..6 with 1, 2, 3, 1, 4, 2 fragments; ranks favour 4, then 2, 0, 5, 1, 3.
+        let counts = [1usize, 2, 3, 1, 4, 2];
+        let fragments: Vec<Fragment> = counts
+            .iter()
+            .enumerate()
+            .flat_map(|(doc, &n)| {
+                (0..n).map(move |_| Fragment {
+                    doc_id: doc as u32,
+                    segments: vec![0],
+                    terms: vec![],
+                })
+            })
+            .collect();
+        let ranks = [(0, 4.0), (1, 2.0), (2, 5.0), (3, 1.0), (4, 9.0), (5, 3.0)];
+        let top: Vec<u32> = (0..6).collect();
+        // No cap, or a cap above the total: every top article's fragments.
+        for cap in [0, 13, 100] {
+            let (chosen, taken) = capped_top(&fragments, &ranks, &top, cap);
+            assert_eq!(chosen, (0..13).collect::<Vec<_>>());
+            assert_eq!(taken, top);
+        }
+        // Cap 8: article 4 (4), article 2 (3), then article 0 (1) fits; article 5 would not.
+        let (chosen, taken) = capped_top(&fragments, &ranks, &top, 8);
+        assert_eq!(taken, vec![0, 2, 4]);
+        assert_eq!(chosen.len(), 8);
+        assert!(chosen.iter().all(|&f| taken.contains(&fragments[f].doc_id)));
+        for cap in 1..13 {
+            let (chosen, taken) = capped_top(&fragments, &ranks, &top, cap);
+            assert!(chosen.len() <= cap, "cap {cap}: {}", chosen.len());
+            assert!(!taken.is_empty());
+            assert!(chosen.windows(2).all(|w| w[0] < w[1]));
+        }
+        // An article with more fragments than the cap, ranked first, gives its first ones.
+        let (chosen, taken) = capped_top(&fragments, &ranks, &top, 3);
+        assert_eq!((chosen, taken), (vec![7, 8, 9], vec![4]));
+    }
 
     #[test]
     fn complete_linkage_cut_by_hand() {

@@ -1,7 +1,10 @@
 //! Segment classification (ALGORITHM.md §6; paper §4.4, eq. 2): harmonic-weighted episode
 //! vectors, top-two cosine gaps, confidence = gap / Σ gaps, and the significance rule.
 
-use super::termspace::{cosine, Cut};
+use rayon::prelude::*;
+
+use super::termspace::Cut;
+use crate::progress::Steps;
 
 /// Which confidences count as significant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,7 +63,9 @@ pub fn unit_vectors(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<Vec<f64>>
 
 /// For each of `members` (indices into `embeddings`), the mean cosine to its `k` most similar
 /// other members (k clamped to members − 1; 0 for a lone member). Cosines in f64 over the
-/// normalized vectors, so the result does not depend on the order of the members.
+/// normalized vectors, so the result does not depend on the order of the members. Compares every
+/// pair: quadratic in `members.len()` (callers bound it: [`ranked_density`]); rows in parallel
+/// (rayon), the same result for any number of threads.
 pub fn core_density(embeddings: &[Vec<f32>], members: &[usize], k: usize) -> Vec<f64> {
     let m = members.len();
     let k = k.min(m.saturating_sub(1));
@@ -68,19 +73,12 @@ pub fn core_density(embeddings: &[Vec<f32>], members: &[usize], k: usize) -> Vec
         return vec![0.0; m];
     }
     let unit = unit_vectors(embeddings, members);
-    let mut sims = vec![0.0f64; m * m];
-    for i in 0..m {
-        for j in i + 1..m {
-            let c: f64 = unit[i].iter().zip(&unit[j]).map(|(a, b)| a * b).sum();
-            sims[i * m + j] = c;
-            sims[j * m + i] = c;
-        }
-    }
     (0..m)
+        .into_par_iter()
         .map(|i| {
             let mut row: Vec<f64> = (0..m)
                 .filter(|&j| j != i)
-                .map(|j| sims[i * m + j])
+                .map(|j| dot64(&unit[i], &unit[j]))
                 .collect();
             row.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
             // Summed in a fixed order, so the members' order does not move the last bits.
@@ -88,6 +86,41 @@ pub fn core_density(embeddings: &[Vec<f32>], members: &[usize], k: usize) -> Vec
             row[..k].iter().sum::<f64>() / k as f64
         })
         .collect()
+}
+
+/// The dot product of two f64 vectors, summed in index order (so `x·y` and `y·x` are the same
+/// bits).
+fn dot64(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// [`core_density`] of an episode's members, with at most `cap` of them compared (0: no cap):
+/// when there are more, the `cap` most similar to the episode (`similarity`, aligned with
+/// `members`; ties by position) are compared among themselves and the rest get `None`. Returns
+/// one entry per member, in `members`' order.
+pub fn ranked_density(
+    embeddings: &[Vec<f32>],
+    members: &[usize],
+    similarity: &[f64],
+    k: usize,
+    cap: usize,
+) -> Vec<Option<f64>> {
+    if cap == 0 || members.len() <= cap {
+        return core_density(embeddings, members, k)
+            .into_iter()
+            .map(Some)
+            .collect();
+    }
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| similarity[b].total_cmp(&similarity[a]).then(a.cmp(&b)));
+    let mut ranked: Vec<usize> = order[..cap].to_vec();
+    ranked.sort_unstable();
+    let ids: Vec<usize> = ranked.iter().map(|&i| members[i]).collect();
+    let mut out = vec![None; members.len()];
+    for (i, d) in ranked.into_iter().zip(core_density(embeddings, &ids, k)) {
+        out[i] = Some(d);
+    }
+    out
 }
 
 /// Harmonic-weighted average (weights 1, 1/2, 1/3, …) of vectors in the given order.
@@ -121,35 +154,43 @@ pub struct Classified {
 }
 
 /// Classifies every segment embedding against the episode vectors (paper eq. 2). With one
-/// episode the gap is the cosine itself.
+/// episode the gap is the cosine itself. Linear in segments × episodes; segments in parallel
+/// (rayon), the same result for any number of threads.
 pub fn classify(
     segments: &[Vec<f32>],
     episodes: &[Vec<f32>],
     rule: ConfidenceRule,
+    steps: &Steps,
 ) -> Vec<Classified> {
     if episodes.is_empty() {
         return Vec::new();
     }
+    steps.stage("classification", segments.len());
+    let episode_norms: Vec<f64> = episodes.iter().map(|v| squared_norm(v)).collect();
     let tops: Vec<(usize, f64, f64)> = segments
-        .iter()
-        .map(|s| {
-            let mut best = (0usize, f64::NEG_INFINITY);
-            let mut second = f64::NEG_INFINITY;
-            for (e, v) in episodes.iter().enumerate() {
-                let c = cosine(s, v);
-                if c > best.1 {
-                    second = best.1;
-                    best = (e, c);
-                } else if c > second {
-                    second = c;
+        .par_chunks(CHUNK)
+        .flat_map_iter(|chunk| {
+            steps.inc(chunk.len());
+            chunk.iter().map(|s| {
+                let norm = squared_norm(s);
+                let mut best = (0usize, f64::NEG_INFINITY);
+                let mut second = f64::NEG_INFINITY;
+                for (e, v) in episodes.iter().enumerate() {
+                    let c = cosine_of(dot(s, v), norm, episode_norms[e]);
+                    if c > best.1 {
+                        second = best.1;
+                        best = (e, c);
+                    } else if c > second {
+                        second = c;
+                    }
                 }
-            }
-            let gap = if second.is_finite() {
-                best.1 - second
-            } else {
-                best.1
-            };
-            (best.0, gap, best.1)
+                let gap = if second.is_finite() {
+                    best.1 - second
+                } else {
+                    best.1
+                };
+                (best.0, gap, best.1)
+            })
         })
         .collect();
     let total: f64 = tops.iter().map(|t| t.1).sum();
@@ -169,6 +210,30 @@ pub fn classify(
             similarity,
         })
         .collect()
+}
+
+/// Segments per task of [`classify`]'s parallel loop.
+const CHUNK: usize = 1024;
+
+/// Σ x² in f64, in index order ([`cosine`](super::termspace::cosine)'s own sum).
+fn squared_norm(v: &[f32]) -> f64 {
+    v.iter().fold(0f64, |n, &x| n + f64::from(x) * f64::from(x))
+}
+
+/// Σ x·y in f64, in index order ([`cosine`](super::termspace::cosine)'s own sum).
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .fold(0f64, |d, (&x, &y)| d + f64::from(x) * f64::from(y))
+}
+
+/// [`cosine`] from its three sums (the same bits as [`cosine`](super::termspace::cosine) of vectors of equal length).
+fn cosine_of(dot: f64, na: f64, nb: f64) -> f64 {
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +264,50 @@ mod tests {
     }
 
     #[test]
+    fn ranked_density_compares_at_most_its_cap_the_most_similar_first() {
+        let embeddings: Vec<Vec<f32>> = (0..40)
+            .map(|i| {
+                let a = i as f32 * 0.37;
+                vec![a.cos(), a.sin(), 0.1 * (i % 3) as f32]
+            })
+            .collect();
+        let members: Vec<usize> = (0..40).rev().collect();
+        let similarity: Vec<f64> = members.iter().map(|&s| ((s * 13) % 17) as f64).collect();
+        // Under the cap: every member, the same as core_density.
+        let all = ranked_density(&embeddings, &members, &similarity, 4, 0);
+        let exact = core_density(&embeddings, &members, 4);
+        assert_eq!(all, exact.iter().copied().map(Some).collect::<Vec<_>>());
+        assert_eq!(
+            ranked_density(&embeddings, &members, &similarity, 4, 40),
+            all
+        );
+        // Over it: exactly `cap` compared, the most similar ones (ties by position), and their
+        // densities are those among themselves.
+        let capped = ranked_density(&embeddings, &members, &similarity, 4, 10);
+        let compared: Vec<usize> = (0..40).filter(|&i| capped[i].is_some()).collect();
+        assert_eq!(compared.len(), 10);
+        let lowest_in = compared
+            .iter()
+            .map(|&i| similarity[i])
+            .fold(f64::MAX, f64::min);
+        assert!((0..40)
+            .filter(|i| capped[*i].is_none())
+            .all(|i| similarity[i] <= lowest_in));
+        let ids: Vec<usize> = compared.iter().map(|&i| members[i]).collect();
+        let among = core_density(&embeddings, &ids, 4);
+        for (k, &i) in compared.iter().enumerate() {
+            assert_eq!(capped[i], Some(among[k]));
+        }
+        // The same for any number of threads.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let threaded = pool.install(|| ranked_density(&embeddings, &members, &similarity, 4, 10));
+        assert_eq!(threaded, capped);
+    }
+
+    #[test]
     fn harmonic_weights() {
         let v = harmonic_mean_vector(&[&[3.0, 0.0], &[0.0, 3.0]]);
         // (1·(3,0) + ½·(0,3)) / 1.5 = (2, 1).
@@ -216,8 +325,18 @@ mod tests {
             vec![1.0, 1.0],
             vec![1.0, 1.0],
         ];
-        let plus = classify(&segs, &episodes, ConfidenceRule::MeanPlusStd);
-        let minus = classify(&segs, &episodes, ConfidenceRule::MeanMinusStd);
+        let plus = classify(
+            &segs,
+            &episodes,
+            ConfidenceRule::MeanPlusStd,
+            &Steps::quiet(),
+        );
+        let minus = classify(
+            &segs,
+            &episodes,
+            ConfidenceRule::MeanMinusStd,
+            &Steps::quiet(),
+        );
         assert_eq!(
             plus.iter().map(|c| c.episode).collect::<Vec<_>>(),
             [0, 1, 0, 0]
@@ -236,7 +355,7 @@ mod tests {
             [true, true, true, true]
         );
         // μ = 0.25: the first two. Similarity: the cosine to the top episode.
-        let mean = classify(&segs, &episodes, ConfidenceRule::Mean);
+        let mean = classify(&segs, &episodes, ConfidenceRule::Mean, &Steps::quiet());
         assert_eq!(
             mean.iter().map(|c| c.assigned).collect::<Vec<_>>(),
             [true, true, false, false]
@@ -245,6 +364,6 @@ mod tests {
         for (c, want) in mean.iter().zip([1.0, 1.0, half, half]) {
             assert!((c.similarity - want).abs() < 1e-9);
         }
-        assert!(classify(&segs, &[], ConfidenceRule::All).is_empty());
+        assert!(classify(&segs, &[], ConfidenceRule::All, &Steps::quiet()).is_empty());
     }
 }

@@ -5,7 +5,10 @@
 //! Without vectors (or with no word expanded and every group a single term) the pairs equal
 //! those of the statistics dataflow (tested).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use crate::stats::formulas::discriminative;
 use crate::tables::{Pair, Term};
@@ -40,21 +43,138 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
         .sum()
 }
 
-/// Expands T, forms synonym groups and counts pairs over `segments` (each a segment's set of
-/// terms, as [`crate::text::distinct_terms`] gives them). `vectors` may be empty (no vectors).
+/// A fast f32 dot product (32 lanes; the compiler vectorises it). For unit vectors it is within
+/// [`APPROX`] of [`dot`]: each product and sum is rounded at most once per lane step, so the error
+/// is below n·2⁻²⁴·Σ|xᵢyᵢ| ≤ n·2⁻²⁴ (2.3·10⁻⁵ at n = 384).
+fn dot_approx(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 32];
+    let (ca, cb) = (a.chunks_exact(32), b.chunks_exact(32));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        let (x, y): (&[f32; 32], &[f32; 32]) = match (x.try_into(), y.try_into()) {
+            (Ok(x), Ok(y)) => (x, y),
+            _ => continue,
+        };
+        for k in 0..32 {
+            lanes[k] += x[k] * y[k];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// A bound on `|dot_approx − dot|` for unit vectors of up to ~4,000 dimensions (see
+/// [`dot_approx`]); generous, since it only decides which candidates get an exact dot.
+const APPROX: f64 = 2e-4;
+
+/// The candidate (`(id, unit vector)`) with the largest exact [`dot`] with `u`, ties to the smaller
+/// id, when that dot is at least `bound`. Exact dots only for the candidates whose fast
+/// [`dot_approx`] is within 2·[`APPROX`] of the best fast one (the exact best is always among
+/// them), so the answer is the one comparing every candidate exactly would give. The candidate
+/// `skip` (the word itself) is left out.
+fn best_match(
+    u: &[f32],
+    candidates: &[(usize, &Vec<f32>)],
+    bound: f64,
+    skip: Option<usize>,
+) -> Option<(usize, f64)> {
+    let approx: Vec<f32> = candidates
+        .iter()
+        .map(|&(id, c)| {
+            if Some(id) == skip {
+                f32::NEG_INFINITY
+            } else {
+                dot_approx(u, c)
+            }
+        })
+        .collect();
+    let top = approx.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !top.is_finite() || f64::from(top) + APPROX < bound {
+        return None;
+    }
+    candidates
+        .iter()
+        .zip(&approx)
+        .filter(|(_, &a)| a.is_finite() && f64::from(a) >= f64::from(top) - 2.0 * APPROX)
+        .map(|(&(id, c), _)| (id, dot(u, c)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+        .filter(|b| b.1 >= bound)
+}
+
+/// The bounds of [`build_term_set`] (ALGORITHM.md §1 and the caps that keep a big event's term
+/// steps bounded).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TermParams {
+    /// Expansion bound (paper: 0.75).
+    pub expansion: f64,
+    /// Synonym bound (reference: 0.85).
+    pub synonym: f64,
+    /// At most this many terms in T, the most salient (0: no cap). T's discriminative
+    /// co-occurrence and similarity are |T|×|T| matrices ([`super::termspace::TermSpace`]), so
+    /// the cap bounds their memory and the synonym search.
+    pub max_terms: usize,
+    /// At most this many non-salient words are tried for expansion, the most frequent in the
+    /// event (0: no cap); each is compared with every salient term.
+    pub max_candidates: usize,
+}
+
+impl TermParams {
+    /// The paper's bounds with no caps.
+    pub fn uncapped(expansion: f64, synonym: f64) -> Self {
+        Self {
+            expansion,
+            synonym,
+            max_terms: 0,
+            max_candidates: 0,
+        }
+    }
+}
+
+/// The `cap` first of `items` under `order` (all of them when `cap` is 0 or not reached), in
+/// their original order.
+fn cap_by<T: Copy + Ord>(
+    mut items: Vec<T>,
+    cap: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if cap == 0 || items.len() <= cap {
+        return items;
+    }
+    items.sort_by(&order);
+    items.truncate(cap);
+    items.sort_unstable();
+    items
+}
+
+/// Expands T, forms synonym groups and counts pairs over `segments` (the event's segment texts;
+/// a segment's terms are [`crate::text::distinct_terms`]). `vectors` may be empty (no vectors).
+/// Linear in the segments; the expansion compares at most `max_candidates` words with at most
+/// `max_terms` salient ones, and the synonym search T with itself, in parallel (rayon) with the
+/// same result for any number of threads.
 pub fn build_term_set(
     rows: &[Term],
     vectors: &HashMap<String, Vec<f32>>,
-    expansion: f64,
-    synonym: f64,
-    segments: &[HashSet<String>],
+    params: &TermParams,
+    segments: &[&str],
 ) -> TermSet {
+    let (expansion, synonym) = (params.expansion, params.synonym);
     let mut rows: Vec<Term> = rows.to_vec();
     let units: HashMap<&str, Vec<f32>> = vectors
         .iter()
         .filter_map(|(w, v)| unit(v).map(|u| (w.as_str(), u)))
         .collect();
-    let seeds: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].salient).collect();
+    let by_salience = |a: &usize, b: &usize| {
+        rows[*b]
+            .salience
+            .total_cmp(&rows[*a].salience)
+            .then(rows[*a].term.cmp(&rows[*b].term))
+    };
+    let seeds: Vec<usize> = cap_by(
+        (0..rows.len()).filter(|&i| rows[i].salient).collect(),
+        params.max_terms,
+        by_salience,
+    );
+    let before: Vec<(f64, bool)> = rows.iter().map(|r| (r.salience, r.salient)).collect();
 
     // Expansion: a non-salient word whose best cosine to a salient term is ≥ `expansion`.
     if !units.is_empty() {
@@ -62,22 +182,25 @@ pub fn build_term_set(
             .iter()
             .filter_map(|&i| units.get(rows[i].term.as_str()).map(|u| (i, u)))
             .collect();
-        let mut expanded: Vec<(usize, usize, f64)> = Vec::new();
-        for (w, row) in rows.iter().enumerate() {
-            if row.salient {
-                continue;
-            }
-            let Some(u) = units.get(row.term.as_str()) else {
-                continue;
-            };
-            let best = seed_units
-                .iter()
-                .map(|&(s, su)| (s, dot(u, su)))
-                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-            if let Some((s, cos)) = best.filter(|b| b.1 >= expansion) {
-                expanded.push((w, s, cos));
-            }
-        }
+        let candidates: Vec<usize> = cap_by(
+            (0..rows.len())
+                .filter(|&w| !rows[w].salient && units.contains_key(rows[w].term.as_str()))
+                .collect(),
+            params.max_candidates,
+            |a, b| {
+                rows[*b]
+                    .freq
+                    .cmp(&rows[*a].freq)
+                    .then(rows[*a].term.cmp(&rows[*b].term))
+            },
+        );
+        let expanded: Vec<(usize, usize, f64)> = candidates
+            .par_iter()
+            .filter_map(|&w| {
+                let u = &units[rows[w].term.as_str()];
+                best_match(u, &seed_units, expansion, None).map(|(s, cos)| (w, s, cos))
+            })
+            .collect();
         for (w, s, cos) in expanded {
             let (from, salience) = (rows[s].term.clone(), rows[s].salience);
             rows[w].salient = true;
@@ -86,7 +209,8 @@ pub fn build_term_set(
         }
     }
 
-    // T by descending salience (ties by term).
+    // T by descending salience (ties by term), at most `max_terms`: the rest leave T (an
+    // expanded word as it was before).
     let mut t: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].salient).collect();
     t.sort_by(|&a, &b| {
         rows[b]
@@ -94,6 +218,14 @@ pub fn build_term_set(
             .total_cmp(&rows[a].salience)
             .then(rows[a].term.cmp(&rows[b].term))
     });
+    if params.max_terms > 0 && t.len() > params.max_terms {
+        for &i in &t[params.max_terms..] {
+            (rows[i].salience, rows[i].salient) = before[i];
+            rows[i].salient = false;
+            rows[i].expanded_from = None;
+        }
+        t.truncate(params.max_terms);
+    }
 
     // Synonym groups: each term joins its nearest neighbour in T when cos ≥ `synonym`.
     let mut parent: Vec<usize> = (0..t.len()).collect();
@@ -110,13 +242,20 @@ pub fn build_term_set(
             .iter()
             .map(|&i| units.get(rows[i].term.as_str()))
             .collect();
-        for a in 0..t.len() {
-            let Some(ua) = tu[a] else { continue };
-            let best = (0..t.len())
-                .filter(|&b| b != a)
-                .filter_map(|b| tu[b].map(|ub| (b, dot(ua, ub))))
-                .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)));
-            if let Some((b, _)) = best.filter(|b| b.1 >= synonym) {
+        let with_vectors: Vec<(usize, &Vec<f32>)> = tu
+            .iter()
+            .enumerate()
+            .filter_map(|(b, u)| u.map(|u| (b, u)))
+            .collect();
+        let nearest: Vec<Option<usize>> = (0..t.len())
+            .into_par_iter()
+            .map(|a| {
+                let ua = tu[a]?;
+                best_match(ua, &with_vectors, synonym, Some(a)).map(|(b, _)| b)
+            })
+            .collect();
+        for (a, b) in nearest.into_iter().enumerate() {
+            if let Some(b) = b {
                 let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
                 // The root is the more salient member, so groups number by their best term.
                 parent[ra.max(rb)] = ra.min(rb);
@@ -156,26 +295,41 @@ pub fn build_term_set(
     for (k, s) in salient.iter().enumerate() {
         members.entry(s.group).or_default().push(k);
     }
-    let mut freq: HashMap<(usize, usize), u32> = HashMap::new();
-    for seg in segments {
-        let mut present_groups: Vec<u32> = seg
-            .iter()
-            .filter_map(|w| index.get(w.as_str()))
-            .map(|&k| salient[k].group)
-            .collect();
-        present_groups.sort_unstable();
-        present_groups.dedup();
-        let mut present: Vec<usize> = present_groups
-            .iter()
-            .flat_map(|g| members[g].iter().copied())
-            .collect();
-        present.sort_unstable();
-        for x in 0..present.len() {
-            for y in x + 1..present.len() {
-                *freq.entry((present[x], present[y])).or_default() += 1;
+    let count = |chunk: &[&str]| -> FxHashMap<(usize, usize), u32> {
+        let mut freq: FxHashMap<(usize, usize), u32> = FxHashMap::default();
+        for text in chunk {
+            let mut present_groups: Vec<u32> = crate::text::distinct_terms(text)
+                .iter()
+                .filter_map(|w| index.get(w.as_str()))
+                .map(|&k| salient[k].group)
+                .collect();
+            present_groups.sort_unstable();
+            present_groups.dedup();
+            let mut present: Vec<usize> = present_groups
+                .iter()
+                .flat_map(|g| members[g].iter().copied())
+                .collect();
+            present.sort_unstable();
+            for x in 0..present.len() {
+                for y in x + 1..present.len() {
+                    *freq.entry((present[x], present[y])).or_default() += 1;
+                }
             }
         }
-    }
+        freq
+    };
+    // Counts per chunk of segments, added up (integers: the same for any split).
+    let freq: FxHashMap<(usize, usize), u32> =
+        segments
+            .par_chunks(4096)
+            .map(count)
+            .reduce(FxHashMap::default, |a, b| {
+                let (small, mut big) = if a.len() < b.len() { (a, b) } else { (b, a) };
+                for (k, v) in small {
+                    *big.entry(k).or_default() += v;
+                }
+                big
+            });
     let n = salient.len();
     let mut sum = vec![0u64; n];
     let mut big_f = vec![0u32; n];
@@ -212,5 +366,139 @@ pub fn build_term_set(
         rows,
         salient,
         pairs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(term: &str, freq: u32, salience: f64, salient: bool) -> Term {
+        Term {
+            key_event: "e".into(),
+            term: term.into(),
+            freq,
+            bg_freq: 1,
+            salience,
+            salient,
+            expanded_from: None,
+            group: None,
+        }
+    }
+
+    #[test]
+    fn best_match_is_the_exact_best_with_its_ties() {
+        // Pseudo-random unit vectors of 384 dimensions, plus exact copies (ties) and near
+        // copies: the fast pre-selection must give what comparing every pair exactly gives.
+        let mut x = 11u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as f64 / f64::from(u32::MAX)) as f32 - 0.25
+        };
+        let mut vectors: Vec<Vec<f32>> = (0..60)
+            .map(|_| unit(&(0..384).map(|_| next()).collect::<Vec<_>>()).unwrap())
+            .collect();
+        vectors.push(vectors[7].clone());
+        let near: Vec<f32> = vectors[3].iter().map(|v| v * (1.0 + 1e-6)).collect();
+        vectors.push(unit(&near).unwrap());
+        let candidates: Vec<(usize, &Vec<f32>)> = vectors.iter().enumerate().collect();
+        for (a, u) in vectors.iter().enumerate() {
+            for bound in [-1.0, 0.0, 0.1, 0.75, 0.999_999] {
+                let want = candidates
+                    .iter()
+                    .filter(|&&(b, _)| b != a)
+                    .map(|&(b, v)| (b, dot(u, v)))
+                    .max_by(|x, y| x.1.total_cmp(&y.1).then(y.0.cmp(&x.0)))
+                    .filter(|b| b.1 >= bound);
+                assert_eq!(
+                    best_match(u, &candidates, bound, Some(a)),
+                    want,
+                    "{a} {bound}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_term_caps_keep_the_most_salient_and_try_the_most_frequent() {
+        // Salient: flood (9), rescue (8), levee (7); not: deluge (freq 9), torrent (freq 2).
+        let rows = vec![
+            row("flood", 20, 9.0, true),
+            row("rescue", 15, 8.0, true),
+            row("levee", 12, 7.0, true),
+            row("deluge", 9, 1.0, false),
+            row("torrent", 2, 1.0, false),
+        ];
+        let vectors: HashMap<String, Vec<f32>> = [
+            ("flood", vec![1.0, 0.0, 0.0]),
+            ("rescue", vec![0.0, 1.0, 0.0]),
+            ("levee", vec![0.0, 0.0, 1.0]),
+            ("deluge", vec![0.95, 0.1, 0.0]),
+            ("torrent", vec![0.9, 0.0, 0.1]),
+        ]
+        .into_iter()
+        .map(|(w, v)| (w.to_string(), v))
+        .collect();
+        let texts = ["flood rescue levee", "flood deluge torrent", "rescue levee"];
+        let uncapped = build_term_set(&rows, &vectors, &TermParams::uncapped(0.75, 0.85), &texts);
+        let names =
+            |set: &TermSet| -> Vec<String> { set.salient.iter().map(|t| t.term.clone()).collect() };
+        // Both words expand from flood (salience 0.99 · 9, 0.99 · 9 ·…); all five are in T.
+        assert_eq!(uncapped.salient.len(), 5, "{:?}", names(&uncapped));
+        // At most 3 terms: the three most salient; the expanded words that fall out are back to
+        // what they were (not salient, not expanded, their own salience).
+        let capped = build_term_set(
+            &rows,
+            &vectors,
+            &TermParams {
+                max_terms: 3,
+                ..TermParams::uncapped(0.75, 0.85)
+            },
+            &texts,
+        );
+        assert_eq!(capped.salient.len(), 3);
+        let kept = names(&capped);
+        let mut by_salience = uncapped.salient.clone();
+        by_salience.truncate(3);
+        assert_eq!(
+            kept,
+            by_salience
+                .iter()
+                .map(|t| t.term.clone())
+                .collect::<Vec<_>>()
+        );
+        for r in &capped.rows {
+            if !kept.contains(&r.term) {
+                let before = rows.iter().find(|b| b.term == r.term).unwrap();
+                assert_eq!(
+                    (r.salient, r.salience, &r.expanded_from),
+                    (false, before.salience, &None)
+                );
+                assert_eq!(r.group, None);
+            }
+        }
+        assert!(capped
+            .pairs
+            .iter()
+            .all(|p| kept.contains(&p.a) && kept.contains(&p.b)));
+        // One expansion candidate: the more frequent word (deluge) is tried, torrent is not.
+        let one = build_term_set(
+            &rows,
+            &vectors,
+            &TermParams {
+                max_candidates: 1,
+                ..TermParams::uncapped(0.75, 0.85)
+            },
+            &texts,
+        );
+        let expanded: Vec<&str> = one
+            .rows
+            .iter()
+            .filter(|r| r.expanded_from.is_some())
+            .map(|r| r.term.as_str())
+            .collect();
+        assert_eq!(expanded, ["deluge"]);
     }
 }

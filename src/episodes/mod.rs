@@ -16,7 +16,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use rayon::prelude::*;
+
 use crate::clustering::density::{self, DensityError, DensityParams};
+use crate::progress::Steps;
 use crate::tables::{Assignment, Episode, FragmentRow, Segment};
 use candidates::PruneRule;
 use classify::ConfidenceRule;
@@ -87,10 +90,31 @@ pub struct EpisodeParams {
     /// that a floor adds only episodes as tight as those the rules kept. Small events otherwise
     /// collapse to two or three episodes (chosen on the exploration part, docs/quality-split.md).
     pub min_episodes: usize,
+    /// At most this many fragments enter the fragment distances and the complete linkage (§4),
+    /// the only steps quadratic in fragments: the top articles' in descending article rank
+    /// ([`candidates::capped_top`]; 0: no cap). Every other segment of a bigger event still
+    /// reaches its episode through the classification (§6), linear in segments × episodes.
+    /// The default is above every development-set event's count, so their outputs do not move.
+    pub max_fragments: usize,
+    /// At most this many segments of an episode are ranked by their density among themselves
+    /// (`rank = "density"` and the cores of `core`, `min_episodes`): the episode's segments most
+    /// similar to its vector; the rest follow them by that similarity (0: no cap). Density
+    /// compares every pair, so the cap bounds its cost per episode.
+    pub max_ranked: usize,
 }
 
 /// Segments of an episode's top that `core` and `split` look at (the evaluation's k).
 pub const CORE_TOP: usize = 5;
+
+/// Default [`EpisodeParams::max_fragments`].
+pub const DEFAULT_MAX_FRAGMENTS: usize = 2000;
+
+/// Default [`EpisodeParams::max_ranked`].
+pub const DEFAULT_MAX_RANKED: usize = 2000;
+
+/// Items per task of the stages' parallel loops over segments (rayon): small enough to spread a
+/// big event over every core, large enough that a small one costs nothing extra.
+const CHUNK: usize = 1024;
 
 /// Where candidate episodes come from (§4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +152,8 @@ impl Default for EpisodeParams {
             core: select::CohesionRule::All,
             split: false,
             min_episodes: 5,
+            max_fragments: DEFAULT_MAX_FRAGMENTS,
+            max_ranked: DEFAULT_MAX_RANKED,
         }
     }
 }
@@ -231,8 +257,14 @@ pub struct EpisodeSpec {
 }
 
 /// §3–§4 for one key event: segment salience, partitioning into fragments, top articles,
-/// fragment distances, complete-linkage clustering and pruning.
-pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, EventError> {
+/// fragment distances, complete-linkage clustering and pruning. Linear in the event's segments
+/// but for the fragment distances and the linkage, which see at most `params.max_fragments`
+/// fragments; `steps` tells where it stands.
+pub fn prepare(
+    input: &EventInput,
+    params: &EpisodeParams,
+    steps: &Steps,
+) -> Result<Prepared, EventError> {
     let segs = input.segments;
     if input.embeddings.len() != segs.len() {
         return Err(EventError::EmbeddingCount {
@@ -254,9 +286,18 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
     };
 
     // §3: segment salience and fragments.
-    let seg_terms: Vec<Vec<usize>> = segs.iter().map(|s| space.segment_terms(&s.text)).collect();
+    steps.stage("segment terms", segs.len());
+    let seg_terms: Vec<Vec<usize>> = segs
+        .par_chunks(CHUNK)
+        .flat_map_iter(|chunk| {
+            steps.inc(chunk.len());
+            chunk.iter().map(|s| space.segment_terms(&s.text))
+        })
+        .collect();
+    steps.stage("segment salience", 0);
     let scores = partition::score_segments(&space, &seg_terms);
     let salient = partition::salient_segments(&scores);
+    steps.stage("fragments", 0);
     counts.salient_segments = salient.iter().filter(|&&s| s).count();
     let docs: Vec<u32> = segs.iter().map(|s| s.doc_id).collect();
     let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
@@ -270,7 +311,7 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
     let scores_only: Vec<f64> = scores.iter().map(|s| s.score).collect();
     let (groups, cluster_of) = match params.candidates {
         Candidates::Fragments => {
-            fragment_candidates(&space, &fragments, &scores, params, &mut counts)
+            fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps)
         }
         Candidates::Density => {
             let found = density::clusters(input.embeddings, &params.density)?;
@@ -283,7 +324,7 @@ pub fn prepare(input: &EventInput, params: &EpisodeParams) -> Result<Prepared, E
         }
         Candidates::Both => {
             let (mut groups, cluster_of) =
-                fragment_candidates(&space, &fragments, &scores, params, &mut counts);
+                fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps);
             let found = density::clusters(input.embeddings, &params.density)?;
             counts.clusters += found.len();
             counts.kept_clusters += found.len();
@@ -332,26 +373,36 @@ fn fragment_candidates(
     scores: &[partition::SegmentScore],
     params: &EpisodeParams,
     counts: &mut EventCounts,
+    steps: &Steps,
 ) -> (Vec<Vec<usize>>, HashMap<usize, u32>) {
+    steps.stage("top articles", 0);
     let ranks = candidates::article_ranks(fragments, scores);
-    let top: BTreeSet<u32> =
-        candidates::top_articles(&ranks, params.top_articles, params.min_top_articles)
-            .into_iter()
-            .collect();
-    counts.top_articles = top.len();
-    let chosen: Vec<usize> = (0..fragments.len())
-        .filter(|&f| top.contains(&fragments[f].doc_id))
-        .collect();
+    let top = candidates::top_articles(&ranks, params.top_articles, params.min_top_articles);
+    let (chosen, taken) = candidates::capped_top(fragments, &ranks, &top, params.max_fragments);
+    if taken.len() < top.len() {
+        tracing::debug!(
+            "{} of {} top articles ({} fragments) enter the fragment distances (max_fragments)",
+            taken.len(),
+            top.len(),
+            chosen.len()
+        );
+    }
+    counts.top_articles = taken.len();
     let chosen_refs: Vec<&partition::Fragment> = chosen.iter().map(|&f| &fragments[f]).collect();
-    let distances = candidates::fragment_distances(space, &chosen_refs);
+    let distances = candidates::fragment_distances(space, &chosen_refs, steps);
+    steps.stage("candidate clusters", 0);
     let labels = candidates::cluster(&distances, chosen.len());
+    drop(distances);
     let n_clusters = labels.iter().copied().max().map_or(0, |m| m + 1);
     counts.clusters = n_clusters;
     let mut sizes = vec![0usize; n_clusters];
     let mut arts: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n_clusters];
+    // Each cluster's fragments, in the chosen order.
+    let mut of_cluster: Vec<Vec<usize>> = vec![Vec::new(); n_clusters];
     for (k, &f) in chosen.iter().enumerate() {
         sizes[labels[k]] += fragments[f].segments.len();
         arts[labels[k]].insert(fragments[f].doc_id);
+        of_cluster[labels[k]].push(f);
     }
     let n_arts: Vec<usize> = arts.iter().map(BTreeSet::len).collect();
     let keep = candidates::keep_clusters(&sizes, &n_arts, params.prune);
@@ -362,14 +413,14 @@ fn fragment_candidates(
         .map(|(k, &f)| (f, labels[k] as u32))
         .collect();
     let scores: Vec<f64> = scores.iter().map(|s| s.score).collect();
-    let groups = (0..n_clusters)
-        .filter(|&c| keep[c])
-        .map(|c| {
-            let members: Vec<usize> = chosen
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| labels[*k] == c)
-                .flat_map(|(_, &f)| fragments[f].segments.iter().copied())
+    let groups = of_cluster
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, keep)| *keep)
+        .map(|(members, _)| {
+            let members: Vec<usize> = members
+                .into_iter()
+                .flat_map(|f| fragments[f].segments.iter().copied())
                 .collect();
             by_salience(members, &scores)
         })
@@ -495,10 +546,11 @@ pub fn assign(
     episodes_in: &[EpisodeSpec],
     params: &EpisodeParams,
     trial: u32,
+    steps: &Steps,
 ) -> (Vec<Episode>, Vec<Assignment>) {
     let segs = input.segments;
     let vectors: Vec<Vec<f32>> = episodes_in.iter().map(|c| c.vector.clone()).collect();
-    let classified = classify::classify(input.embeddings, &vectors, params.confidence);
+    let classified = classify::classify(input.embeddings, &vectors, params.confidence, steps);
     let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); episodes_in.len()];
     for (s, c) in classified.iter().enumerate() {
         if c.assigned {
@@ -532,13 +584,32 @@ pub fn assign(
         |e| members[e].len(),
         |sizes| select::large_enough(sizes, params.size),
     );
-    let core_of = |e: usize| top_core(input.embeddings, &members[e], params.rank_neighbors);
+    // Densities among each episode's members (at most `max_ranked` of them compared), once.
+    steps.stage("episode cores and ranks", members.len());
+    let densities: Vec<std::cell::OnceCell<Vec<Option<f64>>>> = (0..members.len())
+        .map(|_| std::cell::OnceCell::new())
+        .collect();
+    let density_of = |e: usize| -> &Vec<Option<f64>> {
+        densities[e].get_or_init(|| {
+            steps.inc(1);
+            let ids: Vec<usize> = members[e].iter().map(|&(_, s)| s).collect();
+            let similarity: Vec<f64> = ids.iter().map(|&s| classified[s].similarity).collect();
+            classify::ranked_density(
+                input.embeddings,
+                &ids,
+                &similarity,
+                params.rank_neighbors,
+                params.max_ranked,
+            )
+        })
+    };
+    let core_of = |e: usize| top_core(density_of(e));
     if params.core != select::CohesionRule::All {
         select::narrow(&mut kept, core_of, |cores| {
             select::cohesive(cores, params.core)
         });
     }
-    apply_floor(&mut kept, &members, input.embeddings, params);
+    apply_floor(&mut kept, &members, core_of, params);
     if params.max_episodes > 0 {
         // The largest episodes, ties by index.
         let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
@@ -547,18 +618,23 @@ pub fn assign(
             kept[e] = false;
         }
     }
-    for ((spec, mut segs_of), kept) in episodes_in.iter().zip(members).zip(kept) {
-        if !kept {
+    for (e, spec) in episodes_in.iter().enumerate() {
+        if !kept[e] {
             continue;
         }
+        let mut segs_of = members[e].clone();
         if params.rank == classify::RankBy::Density {
-            let ids: Vec<usize> = segs_of.iter().map(|&(_, s)| s).collect();
-            let density = classify::core_density(input.embeddings, &ids, params.rank_neighbors);
-            for (entry, d) in segs_of.iter_mut().zip(density) {
-                entry.0 = d;
-            }
+            // The compared members by density, then the rest by similarity (their key).
+            let mut keyed: Vec<(bool, f64, usize)> = segs_of
+                .iter()
+                .zip(density_of(e))
+                .map(|(&(similarity, s), d)| (d.is_some(), d.unwrap_or(similarity), s))
+                .collect();
+            keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+            segs_of = keyed.into_iter().map(|(_, key, s)| (key, s)).collect();
+        } else {
+            segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         }
-        segs_of.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let episode_id = episodes.len() as u32;
         let span = crate::tables::EpisodeSpan::of(
             segs_of
@@ -596,31 +672,37 @@ pub fn assign(
     (episodes, assignments)
 }
 
-/// The densities ([`classify::core_density`] over `k` neighbours) of the [`CORE_TOP`] densest of
-/// an episode's `members` ((key, segment) pairs), densest first: the top a reader sees first.
-fn top_core(embeddings: &[Vec<f32>], members: &[(f64, usize)], k: usize) -> Vec<f64> {
-    let ids: Vec<usize> = members.iter().map(|&(_, s)| s).collect();
-    let mut d = classify::core_density(embeddings, &ids, k);
+/// The [`CORE_TOP`] highest of an episode's densities ([`classify::ranked_density`]: those of
+/// its compared members), densest first: the top a reader sees first.
+fn top_core(densities: &[Option<f64>]) -> Vec<f64> {
+    let mut d: Vec<f64> = densities.iter().flatten().copied().collect();
     d.sort_by(|a, b| b.total_cmp(a));
     d.truncate(CORE_TOP);
     d
 }
 
-/// `params.min_episodes` over the rules' `kept` episodes: their cores (the mean of [`top_core`])
-/// gate what [`restore_floor`] brings back; nothing to do when enough are kept.
-fn apply_floor(
+/// `params.min_episodes` over the rules' `kept` episodes: their cores (the mean of
+/// `core_of`, [`top_core`]) gate what [`restore_floor`] brings back; nothing to do when enough
+/// are kept. Cores are computed only for the episodes that [`restore_floor`] looks at (the kept
+/// ones and those with a whole top).
+fn apply_floor<T>(
     kept: &mut [bool],
-    members: &[Vec<(f64, usize)>],
-    embeddings: &[Vec<f32>],
+    members: &[Vec<T>],
+    core_of: impl Fn(usize) -> Vec<f64>,
     params: &EpisodeParams,
 ) {
     if kept.iter().filter(|&&k| k).count() >= params.min_episodes {
         return;
     }
-    let cores: Vec<f64> = members
-        .iter()
-        .map(|m| {
-            let d = top_core(embeddings, m, params.rank_neighbors);
+    // Only episodes with a whole top come back: a smaller one's density is that of two or three
+    // segments, and a reader gets no top from it.
+    let with_top = params.min_segments.max(CORE_TOP);
+    let cores: Vec<f64> = (0..members.len())
+        .map(|e| {
+            if !kept[e] && members[e].len() < with_top {
+                return f64::NEG_INFINITY;
+            }
+            let d = core_of(e);
             if d.is_empty() {
                 f64::NEG_INFINITY
             } else {
@@ -628,9 +710,6 @@ fn apply_floor(
             }
         })
         .collect();
-    // Only episodes with a whole top come back: a smaller one's density is that of two or three
-    // segments, and a reader gets no top from it.
-    let with_top = params.min_segments.max(CORE_TOP);
     restore_floor(kept, members, &cores, with_top, params.min_episodes);
 }
 
@@ -741,9 +820,11 @@ pub fn episodes_without_llm(
     prepared: &Prepared,
     params: &EpisodeParams,
     trial: u32,
+    steps: &Steps,
 ) -> (usize, Vec<Episode>, Vec<Assignment>) {
+    steps.stage("episode vectors and merge", 0);
     let specs = cluster_episodes(input, prepared, params);
-    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, trial);
+    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, trial, steps);
     (specs.len(), episodes, assignments)
 }
 
@@ -819,7 +900,7 @@ mod tests {
             ..EpisodeParams::default()
         };
         let sizes = |p: &EpisodeParams| {
-            let (episodes, assignments) = assign(&input, "e", &specs, p, 0);
+            let (episodes, assignments) = assign(&input, "e", &specs, p, 0, &Steps::quiet());
             assert_eq!(
                 assignments.len() as u32,
                 episodes.iter().map(|e| e.n_segments).sum::<u32>()
@@ -940,7 +1021,7 @@ mod tests {
             rank_neighbors: 3,
             ..EpisodeParams::default()
         };
-        let count = |p: &EpisodeParams| assign(&input, "e", &specs, p, 0).0.len();
+        let count = |p: &EpisodeParams| assign(&input, "e", &specs, p, 0, &Steps::quiet()).0.len();
         assert_eq!(count(&params), 4);
         let core = EpisodeParams {
             core: select::CohesionRule::MeanMinusStd,
@@ -976,7 +1057,7 @@ mod tests {
                 rank,
                 ..params.clone()
             };
-            let (_, assignments) = assign(&input, "e", &specs, &p, 0);
+            let (_, assignments) = assign(&input, "e", &specs, &p, 0, &Steps::quiet());
             assignments.iter().map(|a| a.doc_id).collect::<Vec<u32>>()
         };
         assert_eq!(order(classify::RankBy::Density)[..5], [0, 1, 2, 3, 4]);

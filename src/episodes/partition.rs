@@ -1,6 +1,8 @@
 //! Segment salience and article partitioning into episode fragments (ALGORITHM.md §3; paper
 //! §4.2 and appendix E).
 
+use rayon::prelude::*;
+
 use super::termspace::{lower_bound, mean_std, min_max, TermSpace};
 
 /// Per-segment scores of §3.
@@ -17,21 +19,29 @@ pub struct SegmentScore {
 /// (normalised salience × ln(#terms + 1)), co-occurrence (mean d to the other terms) and
 /// similarity (mean cs to the other terms) — each min–max normalised over the whole event.
 pub fn score_segments(space: &TermSpace, segment_terms: &[Vec<usize>]) -> Vec<SegmentScore> {
-    let mut sal: Vec<f64> = Vec::new();
-    let mut co: Vec<f64> = Vec::new();
-    let mut sim: Vec<f64> = Vec::new();
-    for terms in segment_terms {
-        let k = terms.len();
-        let boost = ((k + 1) as f64).ln();
-        for &t in terms {
-            sal.push(space.norm_salience[t] * boost);
-            let others = terms.iter().filter(|&&o| o != t);
-            let (d, c): (Vec<f64>, Vec<f64>) =
-                others.map(|&o| (space.d(t, o), space.cs(t, o))).unzip();
-            co.push(if d.is_empty() { 0.0 } else { mean_std(&d).0 });
-            sim.push(if c.is_empty() { 0.0 } else { mean_std(&c).0 });
-        }
-    }
+    // Per term of every segment, in order: (salience, co-occurrence, similarity). Segments in
+    // parallel (rayon), joined in order; each mean summed in the terms' order, as `mean_std`.
+    let per_term: Vec<[f64; 3]> = segment_terms
+        .par_chunks(1024)
+        .flat_map_iter(|chunk| {
+            chunk.iter().flat_map(|terms| {
+                let k = terms.len();
+                let boost = ((k + 1) as f64).ln();
+                terms.iter().map(move |&t| {
+                    let others = || terms.iter().filter(move |&&o| o != t);
+                    let n = others().count();
+                    let mean = |sum: f64| if n == 0 { 0.0 } else { sum / n as f64 };
+                    let d = mean(others().map(|&o| space.d(t, o)).sum::<f64>());
+                    let c = mean(others().map(|&o| space.cs(t, o)).sum::<f64>());
+                    [space.norm_salience[t] * boost, d, c]
+                })
+            })
+        })
+        .collect();
+    let mut sal: Vec<f64> = per_term.iter().map(|v| v[0]).collect();
+    let mut co: Vec<f64> = per_term.iter().map(|v| v[1]).collect();
+    let mut sim: Vec<f64> = per_term.iter().map(|v| v[2]).collect();
+    drop(per_term);
     min_max(&mut sal);
     min_max(&mut co);
     min_max(&mut sim);
@@ -101,51 +111,71 @@ pub fn partition(
     segment_terms: &[Vec<usize>],
     salient: &[bool],
 ) -> Vec<Fragment> {
-    let mut fragments: Vec<Fragment> = Vec::new();
+    // Each article's segments (a range), partitioned in parallel (rayon), joined in order.
+    let mut articles: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     while start < docs.len() {
         let doc = docs[start];
         let end = start + docs[start..].iter().take_while(|&&d| d == doc).count();
-        let chosen: Vec<usize> = (start..end).filter(|&i| salient[i]).collect();
+        articles.push((start, end));
         start = end;
-        if chosen.is_empty() {
-            continue;
-        }
-        let scores: Vec<[f64; 3]> = chosen
-            .windows(2)
-            .map(|w| {
-                let (p, c) = (&segment_terms[w[0]], &segment_terms[w[1]]);
-                [
-                    space.cross_cooccurrence(p, c),
-                    space.cross_similarity(p, c),
-                    space.average_vector_similarity(p, c),
-                ]
-            })
-            .collect();
-        let bounds: Vec<f64> = (0..3)
-            .map(|q| lower_bound(&scores.iter().map(|s| s[q]).collect::<Vec<_>>()))
-            .collect();
-        let mut current = vec![chosen[0]];
-        for (pair, &c) in scores.iter().zip(&chosen[1..]) {
-            let same = (0..3).all(|q| pair[q] >= bounds[q]);
-            if !same {
-                fragments.push(make(
-                    space,
-                    doc,
-                    std::mem::take(&mut current),
-                    segment_terms,
-                ));
-            }
-            current.push(c);
-        }
-        fragments.push(make(space, doc, current, segment_terms));
     }
+    let mut fragments: Vec<Fragment> = articles
+        .par_iter()
+        .flat_map_iter(|&(start, end)| {
+            partition_article(space, docs[start], start..end, segment_terms, salient)
+        })
+        .collect();
     // Drop fragments whose joined text repeats an earlier one.
     let mut seen = std::collections::HashSet::new();
     fragments.retain(|f| {
         let text: Vec<&str> = f.segments.iter().map(|&i| texts[i]).collect();
         seen.insert(text.join("\n"))
     });
+    fragments
+}
+
+/// One article's fragments (§3): its salient segments (of `range`), walked in order.
+fn partition_article(
+    space: &TermSpace,
+    doc: u32,
+    range: std::ops::Range<usize>,
+    segment_terms: &[Vec<usize>],
+    salient: &[bool],
+) -> Vec<Fragment> {
+    let chosen: Vec<usize> = range.filter(|&i| salient[i]).collect();
+    if chosen.is_empty() {
+        return Vec::new();
+    }
+    let scores: Vec<[f64; 3]> = chosen
+        .windows(2)
+        .map(|w| {
+            let (p, c) = (&segment_terms[w[0]], &segment_terms[w[1]]);
+            [
+                space.cross_cooccurrence(p, c),
+                space.cross_similarity(p, c),
+                space.average_vector_similarity(p, c),
+            ]
+        })
+        .collect();
+    let bounds: Vec<f64> = (0..3)
+        .map(|q| lower_bound(&scores.iter().map(|s| s[q]).collect::<Vec<_>>()))
+        .collect();
+    let mut fragments = Vec::new();
+    let mut current = vec![chosen[0]];
+    for (pair, &c) in scores.iter().zip(&chosen[1..]) {
+        let same = (0..3).all(|q| pair[q] >= bounds[q]);
+        if !same {
+            fragments.push(make(
+                space,
+                doc,
+                std::mem::take(&mut current),
+                segment_terms,
+            ));
+        }
+        current.push(c);
+    }
+    fragments.push(make(space, doc, current, segment_terms));
     fragments
 }
 

@@ -73,6 +73,83 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
+/// Σ x·y of f32 vectors in f64, in index order, of `a` with each of four others at once (four
+/// independent sums, each the bits [`cosine`]'s own sum gives).
+fn dots4(a: &[f32], b: [&[f32]; 4]) -> [f64; 4] {
+    let mut acc = [0f64; 4];
+    let n = b.iter().map(|v| v.len()).min().unwrap_or(0).min(a.len());
+    for k in 0..n {
+        let x = f64::from(a[k]);
+        for (s, v) in acc.iter_mut().zip(&b) {
+            *s += x * f64::from(v[k]);
+        }
+    }
+    acc
+}
+
+/// Σ x² of an f32 vector in f64, in index order.
+fn squared_norm(v: &[f32]) -> f64 {
+    v.iter().fold(0f64, |n, &x| n + f64::from(x) * f64::from(x))
+}
+
+/// The |V|×|V| matrix of [`cosine`]s (1 on the diagonal), rows in parallel (rayon); the same
+/// bits as calling [`cosine`] on every pair of vectors of one length (the sums are taken in the
+/// same order), four pairs a pass.
+fn cosine_matrix(vecs: &[Vec<f32>]) -> Vec<f64> {
+    use rayon::prelude::*;
+    let n = vecs.len();
+    let norms: Vec<f64> = vecs.iter().map(|v| squared_norm(v)).collect();
+    let dim = vecs.iter().map(Vec::len).max().unwrap_or(0);
+    // Four vectors of the full width at a time; unknown words (no vector) and odd lengths take
+    // the plain formula.
+    let of = |i: usize, j: usize, dot: f64| -> f64 {
+        let (na, nb) = (norms[i], norms[j]);
+        if na == 0.0 || nb == 0.0 {
+            0.0
+        } else {
+            dot / (na.sqrt() * nb.sqrt())
+        }
+    };
+    let rows: Vec<Vec<f64>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut row = vec![0.0; n - i];
+            row[0] = 1.0;
+            let mut j = i + 1;
+            while j + 4 <= n {
+                if (i..=i).chain(j..j + 4).any(|k| vecs[k].len() != dim) {
+                    for k in j..j + 4 {
+                        row[k - i] = cosine(&vecs[i], &vecs[k]);
+                    }
+                    j += 4;
+                    continue;
+                }
+                let d = dots4(
+                    &vecs[i],
+                    [&vecs[j], &vecs[j + 1], &vecs[j + 2], &vecs[j + 3]],
+                );
+                for (k, dot) in d.into_iter().enumerate() {
+                    row[j + k - i] = of(i, j + k, dot);
+                }
+                j += 4;
+            }
+            for j in j..n {
+                row[j - i] = cosine(&vecs[i], &vecs[j]);
+            }
+            row
+        })
+        .collect();
+    let mut cs = vec![0.0; n * n];
+    for (i, row) in rows.into_iter().enumerate() {
+        for (k, c) in row.into_iter().enumerate() {
+            let j = i + k;
+            cs[i * n + j] = c;
+            cs[j * n + i] = c;
+        }
+    }
+    cs
+}
+
 /// The mean of some vectors (empty when there are none).
 pub fn mean_vector<'a>(vectors: impl Iterator<Item = &'a [f32]>) -> Vec<f32> {
     let mut sum: Vec<f64> = Vec::new();
@@ -119,6 +196,8 @@ pub struct TermSpace {
     pub rank: Vec<f64>,
     /// Salience min–max normalised over T.
     pub norm_salience: Vec<f64>,
+    /// The terms of each synonym group, by index.
+    members: HashMap<u32, Vec<usize>>,
 }
 
 impl TermSpace {
@@ -183,21 +262,14 @@ impl TermSpace {
             .iter()
             .map(|t| vectors.get(&t.term).cloned().unwrap_or_default())
             .collect();
-        let mut cs = vec![0.0; n * n];
-        for i in 0..n {
-            for j in i..n {
-                let c = if i == j {
-                    1.0
-                } else {
-                    cosine(&vecs[i], &vecs[j])
-                };
-                cs[i * n + j] = c;
-                cs[j * n + i] = c;
-            }
-        }
+        let mut cs = cosine_matrix(&vecs);
         min_max(&mut cs);
         let mut norm_salience: Vec<f64> = terms.iter().map(|t| t.salience).collect();
         min_max(&mut norm_salience);
+        let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (i, t) in terms.iter().enumerate() {
+            members.entry(t.group).or_default().push(i);
+        }
         Self {
             terms,
             index,
@@ -206,6 +278,7 @@ impl TermSpace {
             cs,
             rank,
             norm_salience,
+            members,
         }
     }
 
@@ -230,20 +303,21 @@ impl TermSpace {
     }
 
     /// The salient terms of a segment's text, by descending term rank (ties by index). A term
-    /// occurs when it or a member of its synonym group occurs.
+    /// occurs when it or a member of its synonym group occurs. Linear in the segment's words
+    /// (each word's group looked up once), not in |T|.
     pub fn segment_terms(&self, text: &str) -> Vec<usize> {
-        let words: std::collections::HashSet<String> =
-            crate::text::distinct_terms(text).into_iter().collect();
-        let groups: std::collections::HashSet<u32> = words
+        let mut groups: Vec<u32> = crate::text::distinct_terms(text)
             .iter()
             .filter_map(|w| self.index.get(w))
             .map(|&i| self.terms[i].group)
             .collect();
-        let mut found: Vec<usize> = (0..self.len())
-            .filter(|&i| {
-                words.contains(&self.terms[i].term) || groups.contains(&self.terms[i].group)
-            })
+        groups.sort_unstable();
+        groups.dedup();
+        let mut found: Vec<usize> = groups
+            .iter()
+            .flat_map(|g| self.members[g].iter().copied())
             .collect();
+        found.sort_unstable();
         found.sort_by(|&a, &b| self.rank[b].total_cmp(&self.rank[a]).then(a.cmp(&b)));
         found
     }
@@ -279,18 +353,44 @@ impl TermSpace {
 
     /// Cosine of the mean static vectors of two term lists (§3 average-vector similarity).
     pub fn average_vector_similarity(&self, p: &[usize], c: &[usize]) -> f64 {
-        let mp = mean_vector(
-            p.iter()
-                .map(|&i| self.vectors[i].as_slice())
-                .filter(|v| !v.is_empty()),
-        );
-        let mc = mean_vector(
-            c.iter()
-                .map(|&i| self.vectors[i].as_slice())
-                .filter(|v| !v.is_empty()),
-        );
-        cosine(&mp, &mc)
+        cosine(&self.mean_term_vector(p), &self.mean_term_vector(c))
     }
+
+    /// The mean static vector of a term list (terms without a vector left out): one side of
+    /// [`TermSpace::average_vector_similarity`], for a caller that compares one list many times.
+    pub fn mean_term_vector(&self, terms: &[usize]) -> Vec<f32> {
+        mean_vector(
+            terms
+                .iter()
+                .map(|&i| self.vectors[i].as_slice())
+                .filter(|v| !v.is_empty()),
+        )
+    }
+
+    /// For every term t of T, Σ d(a, t) over `p`'s terms a, summed in `p`'s order: with it,
+    /// [`TermSpace::cross_cooccurrence`]`(p, c)` is [`cross_cooccurrence_from`] over `c` alone
+    /// (the same value to the bit).
+    pub fn d_sums(&self, p: &[usize]) -> Vec<f64> {
+        (0..self.len())
+            .map(|t| p.iter().map(|&a| self.d(a, t)).sum::<f64>())
+            .collect()
+    }
+}
+
+/// [`TermSpace::cross_cooccurrence`]`(p, c)` from `p`'s [`TermSpace::d_sums`] and its length:
+/// O(|c|) instead of O(|p|·|c|).
+pub fn cross_cooccurrence_from(p_sums: &[f64], p_len: usize, c: &[usize]) -> f64 {
+    if p_len == 0 || c.is_empty() {
+        return 0.0;
+    }
+    let (mut num, mut den) = (0.0, 0.0);
+    for (i, &b) in c.iter().enumerate() {
+        let w = 1.0 / (i as f64 + 1.0);
+        let m = p_sums[b] / p_len as f64;
+        num += w * m;
+        den += w;
+    }
+    num / den
 }
 
 #[cfg(test)]
@@ -318,6 +418,33 @@ mod tests {
             ("vote".to_string(), vec![-1.0, 0.0]),
         ]);
         TermSpace::new(terms, &pairs, &vectors)
+    }
+
+    #[test]
+    fn the_cosine_matrix_is_pairwise_cosine_to_the_bit() {
+        let mut x = 3u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as f64 / f64::from(u32::MAX)) as f32 - 0.5
+        };
+        // 11 vectors (not a multiple of four), one unknown (empty) and one zero.
+        let mut vecs: Vec<Vec<f32>> = (0..9).map(|_| (0..37).map(|_| next()).collect()).collect();
+        vecs.insert(4, Vec::new());
+        vecs.push(vec![0.0; 37]);
+        let n = vecs.len();
+        let m = cosine_matrix(&vecs);
+        for i in 0..n {
+            for j in 0..n {
+                let want = if i == j {
+                    1.0
+                } else {
+                    cosine(&vecs[i], &vecs[j])
+                };
+                assert_eq!(m[i * n + j].to_bits(), want.to_bits(), "{i} {j}");
+            }
+        }
     }
 
     #[test]

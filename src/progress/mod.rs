@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 mod remote;
+mod steps;
 pub use remote::{report_to, Remote, Reporter, SILENT_FOR};
+pub use steps::Steps;
 
 /// One running stage. Finishing (or dropping) it logs how long it took.
 pub struct Stage {
@@ -219,6 +221,11 @@ impl Bar {
                 None => bar.inc_length(n),
             }
         }
+    }
+
+    /// Whether the bar is drawn on a terminal (otherwise it logs).
+    pub fn is_drawn(&self) -> bool {
+        self.bar.is_some()
     }
 
     /// Shows what is being worked on.

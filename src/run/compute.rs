@@ -1,7 +1,7 @@
 //! One event's stages once its units are encoded: §1 expansion and synonym groups, §3–§6
 //! without an LLM, §3–§4 with one (the event then waits for its answers: [`Pending`]).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::exchange::EventReport;
 use super::outputs::Outputs;
@@ -11,11 +11,13 @@ use super::shared::Shared;
 use super::units::Encoded;
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
+use crate::progress::Steps;
 use crate::tables::{Segment, Term};
 
 /// One event's stages after encoding: §1 expansion and §3–§6 without an LLM (rows into
 /// `report.outputs`), or §3–§4 with one (the prompt into `report.prompt`, the event into
-/// `pending`), or only the term set (`epimine stats`).
+/// `pending`), or only the term set (`epimine stats`). `steps` tells where it stands.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn compute_event(
     job: &Job,
     shared: &Shared,
@@ -24,6 +26,7 @@ pub(super) fn compute_event(
     encoded: Result<Encoded, String>,
     report: &mut EventReport,
     pending: &mut BTreeMap<String, (Pending, EventReport)>,
+    steps: &Steps,
 ) {
     let encoded = match encoded {
         Ok(encoded) => encoded,
@@ -33,12 +36,12 @@ pub(super) fn compute_event(
         }
     };
     if shared.terms_only {
-        let set = term_set(job, &segs, &terms, &encoded.1);
+        let set = term_set(job, &segs, &terms, &encoded.1, steps);
         report.outputs.terms = set.rows;
         report.outputs.pairs = set.pairs;
         return;
     }
-    match prepare_event(job, segs, terms, encoded) {
+    match prepare_event(job, segs, terms, encoded, steps) {
         Ok((p, set)) => {
             report.outputs.terms = set.rows;
             report.outputs.pairs = set.pairs;
@@ -65,8 +68,13 @@ pub(super) fn compute_event(
                     ),
                 );
             } else {
-                let (kept, eps, asg) =
-                    episodes::episodes_without_llm(&p.input(), &p.prepared, &job.episodes, 0);
+                let (kept, eps, asg) = episodes::episodes_without_llm(
+                    &p.input(),
+                    &p.prepared,
+                    &job.episodes,
+                    0,
+                    steps,
+                );
                 report.status.counts.kept_clusters = kept;
                 finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
                 report.outputs.episodes = eps;
@@ -111,18 +119,16 @@ pub(super) fn term_set(
     segs: &[Segment],
     rows: &[Term],
     vectors: &HashMap<String, Vec<f32>>,
+    steps: &Steps,
 ) -> expand::TermSet {
-    let seg_terms: Vec<HashSet<String>> = segs
-        .iter()
-        .map(|s| crate::text::distinct_terms(&s.text).into_iter().collect())
-        .collect();
+    steps.stage("term set", 0);
+    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
     let empty = HashMap::new();
     expand::build_term_set(
         rows,
         if job.terms.vectors { vectors } else { &empty },
-        job.terms.expansion,
-        job.terms.synonym,
-        &seg_terms,
+        &job.terms.params(),
+        &texts,
     )
 }
 
@@ -134,8 +140,9 @@ pub(super) fn prepare_event(
     segs: Vec<Segment>,
     rows: Vec<Term>,
     (embeddings, vectors): Encoded,
+    steps: &Steps,
 ) -> PrepareResult {
-    let set = term_set(job, &segs, &rows, &vectors);
+    let set = term_set(job, &segs, &rows, &vectors, steps);
     let input = EventInput {
         segments: &segs,
         terms: set.salient.clone(),
@@ -147,7 +154,7 @@ pub(super) fn prepare_event(
         word_vectors: &vectors,
         embeddings: &embeddings,
     };
-    match episodes::prepare(&input, &job.episodes) {
+    match episodes::prepare(&input, &job.episodes, steps) {
         Ok(prepared) => Ok((
             Pending {
                 segments: segs,

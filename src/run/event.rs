@@ -266,15 +266,20 @@ fn compute_wave(
             outputs: Outputs::default(),
             prompt: None,
         };
-        compute_event(
-            ctx.job(),
-            ctx.shared,
-            segs,
-            terms,
-            encoded,
-            &mut report,
-            pending,
-        );
+        let steps = crate::progress::Steps::new(&event, Some(bar));
+        ctx.shared.pool.install(|| {
+            compute_event(
+                ctx.job(),
+                ctx.shared,
+                segs,
+                terms,
+                encoded,
+                &mut report,
+                pending,
+                &steps,
+            )
+        });
+        steps.finish();
         if report.prompt.is_none() {
             if ctx.shared.out.is_some() {
                 let outputs = std::mem::take(&mut report.outputs);

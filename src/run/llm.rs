@@ -25,6 +25,7 @@ pub(super) fn classify_with_llm(
     event: &str,
     pending: &Pending,
     mut answers: Vec<TrialAnswer>,
+    steps: &crate::progress::Steps,
 ) -> (String, EventLlm, Vec<Episode>, Vec<Assignment>) {
     answers.sort_by_key(|a| a.0);
     let input = pending.input();
@@ -40,6 +41,7 @@ pub(super) fn classify_with_llm(
                 &specs,
                 &job.episodes,
                 trial,
+                steps,
             );
             if out.0.is_empty() {
                 Err(format!(
@@ -60,8 +62,13 @@ pub(super) fn classify_with_llm(
                     "{event}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}"
                 );
                 status.fallbacks.push(Fallback { trial, error });
-                let (_, eps, asg) =
-                    episodes::episodes_without_llm(&input, &pending.prepared, &job.episodes, trial);
+                let (_, eps, asg) = episodes::episodes_without_llm(
+                    &input,
+                    &pending.prepared,
+                    &job.episodes,
+                    trial,
+                    steps,
+                );
                 (eps, asg)
             }
         };
@@ -313,8 +320,11 @@ fn classify_answers(
         let (Some((p, mut report)), Some(encoder)) = (pending.remove(&event), encoder) else {
             continue;
         };
-        let (_, llm_status, eps, asg) =
-            classify_with_llm(job, encoder.sentence(), &event, &p, answers_of);
+        let steps = crate::progress::Steps::new(&event, None);
+        let (_, llm_status, eps, asg) = ctx
+            .shared
+            .pool
+            .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
         finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
         report.status.llm = Some(llm_status);
         report.outputs.episodes = eps;

@@ -225,7 +225,13 @@ fn distributed(
     let model_files = models.files();
     timed("load", started);
 
-    // The per-event stages on the workers that own the events.
+    // The per-event stages on the workers that own the events, their loops in a pool of as many
+    // threads as this process has workers.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cluster.workers.max(1))
+        .thread_name(|i| format!("epimine-event-{i}"))
+        .build()
+        .map_err(|e| RunError::Workers(format!("cannot start the event threads: {e}")))?;
     let shared = Arc::new(Shared {
         job: job.clone(),
         model_dir: models.words.clone(),
@@ -240,6 +246,7 @@ fn distributed(
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
         progress: progress::Progress::new(cluster),
+        pool,
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::cluster::execute_with_side_lines(

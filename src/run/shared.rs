@@ -37,4 +37,8 @@ pub(super) struct Shared {
     pub(super) errors: Mutex<Vec<String>>,
     /// The progress of this process's workers, together.
     pub(super) progress: Progress,
+    /// The threads of an event's parallel loops (as many as this process has workers): a
+    /// worker runs its event's stages in this pool, so that while fewer events than workers
+    /// remain (one big event, the end of a run) the idle workers' cores work on them.
+    pub(super) pool: rayon::ThreadPool,
 }
