@@ -154,6 +154,8 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
         Some(f) => f.source.clone(),
         None => "settings".into(),
     };
+    let admission =
+        super::admission::Admission::from_env(env, found.is_some() && launcher == Launcher::Slurm)?;
     Ok(Cluster {
         workers: settings.workers,
         processes,
@@ -161,6 +163,7 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
         addresses,
         startup_timeout: settings.startup_timeout,
         source,
+        admission,
     })
 }
 

@@ -93,6 +93,11 @@ pub struct Cluster {
     /// Where the layout came from: `settings` (flags, job file, or the defaults) or the
     /// launcher (`slurm`, `kubernetes`), with what it read.
     pub source: String,
+    /// What this process shows in the handshake with the others (its job's fingerprint, the
+    /// launcher's run id, the token; [`super::admission`]). Not saved: `run.json` never holds
+    /// the token.
+    #[serde(skip)]
+    pub admission: super::admission::Admission,
 }
 
 impl Default for Cluster {
@@ -104,6 +109,7 @@ impl Default for Cluster {
             addresses: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             source: "settings".into(),
+            admission: Default::default(),
         }
     }
 }

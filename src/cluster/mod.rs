@@ -8,7 +8,13 @@
 //! `-w -n -p --hostfile`) and, for what they leave open, from the launcher that started the
 //! process ([`launcher`]): a Slurm step (`srun`) or a Kubernetes Indexed Job.
 //! [`ClusterSettings::resolve`] turns both into one [`Cluster`], which `run.json` records.
+//!
+//! Every connection between two processes begins with a handshake ([`handshake`]) that admits
+//! only processes of the same job, of the same start, holding the run's token when there is
+//! one ([`admission`]); [`admit`] does it once before any work, with a start barrier.
 
+pub mod admission;
+mod handshake;
 pub mod launcher;
 mod layout;
 pub mod nodelist;
@@ -21,6 +27,8 @@ use timely::communication::allocator::zero_copy::initialize::initialize_networki
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::AllocatorBuilder;
 
+pub use admission::{admit, Admission, Admitted, Fingerprint, RUN_ID_VAR, TOKEN_VAR};
+use handshake::{Handshake, Mode};
 pub use layout::{
     Cluster, ClusterError, ClusterSettings, Launcher, DEFAULT_PORT, DEFAULT_STARTUP_TIMEOUT,
 };
@@ -82,17 +90,17 @@ fn install_panic_hook() {
 const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
 
 /// Connects this process to every other one as timely's own networking does (each process
-/// dials the ones with lower indices and sends its index; it accepts the ones with higher
-/// indices), but quietly: timely prints `awaiting connections (at 0/1)` to stdout once a
-/// second; here the log (stderr) says every few seconds which processes are awaited, and a
-/// process that has not connected within `startup_timeout` seconds is an error naming them.
+/// dials the ones with lower indices; it accepts the ones with higher indices), but quietly:
+/// timely prints `awaiting connections (at 0/1)` to stdout once a second; here the log (stderr)
+/// says every few seconds which processes are awaited, and a process that has not connected
+/// within `startup_timeout` seconds is an error naming them. Every connection begins with the
+/// handshake of [`handshake`]: a process of another job, without the token, or of another start
+/// of this job is refused.
 ///
-/// With `side`, every other process also opens a second connection to process 0 (its index
-/// sent with [`SIDE_LINE`] set), returned apart as [`SideLines`] for what timely does not carry.
-fn connect_peers(
-    cluster: &Cluster,
-    side: bool,
-) -> Result<(Vec<Option<TcpStream>>, SideLines), ClusterError> {
+/// `mode` says what for: the admission lines to process 0 ([`admission::admit`]), or timely's
+/// connections with (`side`) a second connection from every other process to process 0,
+/// returned apart as [`SideLines`] for what timely does not carry.
+fn connect_peers(cluster: &Cluster, mode: Mode) -> Result<handshake::Connected, ClusterError> {
     let addresses = cluster.addresses()?;
     let (me, n) = (cluster.process, cluster.processes);
     let timeout = Duration::from_secs(cluster.startup_timeout);
@@ -112,11 +120,11 @@ fn connect_peers(
             .set_nonblocking(true)
             .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
     }
-    let mut held = Handshake::new(me, n, side);
+    let mut held = Handshake::new(cluster, mode, addresses.clone());
     let begun = Instant::now();
     let mut reported = begun;
     loop {
-        let waiting = held.awaited(&addresses);
+        let waiting = held.awaited();
         if waiting.is_empty() {
             break;
         }
@@ -139,10 +147,10 @@ fn connect_peers(
             reported = Instant::now();
         }
         // The lower indices listen for this one; the higher ones dial it.
-        let mut progress = held.dial_lower(&addresses);
+        let mut progress = held.dial_lower()?;
         for listener in &listeners {
             match listener.accept() {
-                Ok((stream, from)) => progress |= held.accept(stream, from),
+                Ok((stream, from)) => progress |= held.accept(stream, from)?,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
             }
@@ -153,129 +161,6 @@ fn connect_peers(
     }
     Ok(held.into_parts())
 }
-
-/// The connections [`connect_peers`] holds so far: timely's, one per other process, and the
-/// side lines between process 0 and each other process (when asked for).
-struct Handshake {
-    me: usize,
-    n: usize,
-    side: bool,
-    sockets: Vec<Option<TcpStream>>,
-    lines: Vec<Option<TcpStream>>,
-}
-
-impl Handshake {
-    fn new(me: usize, n: usize, side: bool) -> Self {
-        Self {
-            me,
-            n,
-            side,
-            sockets: (0..n).map(|_| None).collect(),
-            lines: (0..n).map(|_| None).collect(),
-        }
-    }
-
-    /// Whether this process and `p` share a side line (process 0 and each other one).
-    fn side_of(&self, p: usize) -> bool {
-        self.side && (self.me == 0) != (p == 0) && p != self.me
-    }
-
-    /// The processes some connection with which is still missing.
-    fn awaited(&self, addresses: &[String]) -> Vec<String> {
-        (0..self.n)
-            .filter(|&p| {
-                p != self.me
-                    && (self.sockets[p].is_none() || (self.side_of(p) && self.lines[p].is_none()))
-            })
-            .map(|p| format!("process {p} ({})", addresses[p]))
-            .collect()
-    }
-
-    /// Dials every lower index not yet connected and says who this is (the side line's index
-    /// with [`SIDE_LINE`] set). Whether a connection was made.
-    fn dial_lower(&mut self, addresses: &[String]) -> bool {
-        use std::io::Write;
-        let mut progress = false;
-        for p in 0..self.me {
-            let side = self.side_of(p);
-            for (held, flag) in [(&mut self.sockets, 0), (&mut self.lines, SIDE_LINE)] {
-                if held[p].is_some() || (flag == SIDE_LINE && !side) {
-                    continue;
-                }
-                let Some(mut stream) = dial(&addresses[p]) else {
-                    continue;
-                };
-                let sent = stream
-                    .set_nodelay(true)
-                    .and_then(|()| stream.write_all(&(self.me as u64 | flag).to_be_bytes()));
-                if sent.is_ok() {
-                    held[p] = Some(stream);
-                    progress = true;
-                }
-            }
-        }
-        progress
-    }
-
-    /// Takes a connection from a higher index once it has said which process it is (within
-    /// 10 s); anything else is logged and dropped. Whether it was taken.
-    fn accept(&mut self, mut stream: TcpStream, from: std::net::SocketAddr) -> bool {
-        use std::io::Read;
-        let me = self.me;
-        let mut index = [0u8; 8];
-        let read = stream
-            .set_nonblocking(false)
-            .and_then(|()| stream.set_nodelay(true))
-            .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
-            .and_then(|()| stream.read_exact(&mut index))
-            .and_then(|()| stream.set_read_timeout(None));
-        let said = u64::from_be_bytes(index);
-        let p = usize::try_from(said & !SIDE_LINE).unwrap_or(usize::MAX);
-        let wanted = said & SIDE_LINE == 0 || self.side_of(p);
-        let held = match said & SIDE_LINE {
-            0 => &mut self.sockets,
-            _ => &mut self.lines,
-        };
-        match read {
-            Ok(()) if wanted && p > me && p < self.n && held[p].is_none() => {
-                held[p] = Some(stream);
-                return true;
-            }
-            Ok(()) => tracing::warn!(
-                "process {me}: ignored a connection from {from} that says it is process {p}"
-            ),
-            Err(e) => tracing::warn!(
-                "process {me}: ignored a connection from {from} that did not say which process \
-                 it is ({e})"
-            ),
-        }
-        false
-    }
-
-    /// timely's sockets, and the side lines.
-    fn into_parts(mut self) -> (Vec<Option<TcpStream>>, SideLines) {
-        let lines = if !self.side {
-            SideLines::None
-        } else if self.me == 0 {
-            SideLines::First(
-                self.lines
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(|(p, l)| Some((p, l?)))
-                    .collect(),
-            )
-        } else {
-            self.lines[0]
-                .take()
-                .map_or(SideLines::None, SideLines::ToFirst)
-        };
-        (self.sockets, lines)
-    }
-}
-
-/// The bit set in the index a process sends on a side line ([`SideLines`]), to tell it from
-/// its timely connection.
-const SIDE_LINE: u64 = 1 << 63;
 
 /// Connections beside timely's, between process 0 and each other process (several processes
 /// only), for what the workers do not send through timely (e.g. progress while they encode).
@@ -323,7 +208,8 @@ fn allocators(cluster: &Cluster, side: bool) -> Result<Allocators, ClusterError>
             cluster.process, cluster.processes
         )));
     }
-    let (sockets, lines) = connect_peers(cluster, side)?;
+    let connected = connect_peers(cluster, Mode::Work { side })?;
+    let (sockets, lines) = (connected.sockets, connected.lines);
     let threads = cluster.workers.max(1);
     let hooks = timely::communication::Hooks::default();
     let process =
