@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::admission::{Admission, Fingerprint};
+
 /// Where the layout comes from when the settings leave it open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -97,7 +99,7 @@ pub struct Cluster {
     /// launcher's run id, the token; [`super::admission`]). Not saved: `run.json` never holds
     /// the token.
     #[serde(skip)]
-    pub admission: super::admission::Admission,
+    pub admission: Admission,
 }
 
 impl Default for Cluster {
@@ -251,6 +253,35 @@ impl Cluster {
             communication,
             worker: timely::WorkerConfig::default(),
         })
+    }
+}
+
+impl Cluster {
+    /// Everything the processes of this run must agree on: the job's fields
+    /// ([`Admission::job`](super::admission::Admission::job)), the layout (processes, workers,
+    /// every address), the launcher's run id and the program's version.
+    pub fn fingerprint(&self) -> Fingerprint {
+        let mut f = self.admission.job.clone();
+        f = f.with(
+            "layout",
+            format!(
+                "{} process(es) × {} worker(s) at {}",
+                self.processes,
+                self.workers,
+                self.addresses.join(" ")
+            ),
+        );
+        if let Some(id) = &self.admission.run_id {
+            f = f.with("launcher run", id.clone());
+        }
+        f.with("epimine", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// This process's fields set for the handshake (`job`: the command, inputs, `--out`,
+    /// settings).
+    pub fn with_job(mut self, job: Fingerprint) -> Self {
+        self.admission.job = job;
+        self
     }
 }
 

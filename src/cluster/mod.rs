@@ -13,25 +13,32 @@
 //! only processes of the same job, of the same start, holding the run's token when there is
 //! one ([`admission`]); [`admit`] does it once before any work, with a start barrier.
 
+mod accept;
 pub mod admission;
+mod connect;
 mod handshake;
+#[cfg(test)]
+mod handshake_tests;
 pub mod launcher;
 mod layout;
 pub mod nodelist;
+mod start;
+mod wire;
 
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Mutex, Once};
-use std::time::{Duration, Instant};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::AllocatorBuilder;
 
-pub use admission::{admit, Admission, Admitted, Fingerprint, RUN_ID_VAR, TOKEN_VAR};
-use handshake::{Handshake, Mode};
+pub use admission::{Admission, Fingerprint, RUN_ID_VAR, TOKEN_VAR};
+use connect::connect_peers;
+use handshake::Mode;
+pub use handshake::SideLines;
 pub use layout::{
     Cluster, ClusterError, ClusterSettings, Launcher, DEFAULT_PORT, DEFAULT_STARTUP_TIMEOUT,
 };
+pub use start::{admit, Admitted};
 
 impl ClusterSettings {
     /// The layout: these settings, and for what they leave open the launcher's environment
@@ -84,105 +91,6 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
-}
-
-/// How often the log says which processes are still awaited.
-const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
-
-/// Connects this process to every other one as timely's own networking does (each process
-/// dials the ones with lower indices; it accepts the ones with higher indices), but quietly:
-/// timely prints `awaiting connections (at 0/1)` to stdout once a second; here the log (stderr)
-/// says every few seconds which processes are awaited, and a process that has not connected
-/// within `startup_timeout` seconds is an error naming them. Every connection begins with the
-/// handshake of [`handshake`]: a process of another job, without the token, or of another start
-/// of this job is refused.
-///
-/// `mode` says what for: the admission lines to process 0 ([`admission::admit`]), or timely's
-/// connections with (`side`) a second connection from every other process to process 0,
-/// returned apart as [`SideLines`] for what timely does not carry.
-fn connect_peers(cluster: &Cluster, mode: Mode) -> Result<handshake::Connected, ClusterError> {
-    let addresses = cluster.addresses()?;
-    let (me, n) = (cluster.process, cluster.processes);
-    let timeout = Duration::from_secs(cluster.startup_timeout);
-    let fail = |what: String| ClusterError(format!("process {me} of {n}: {what}"));
-    let listeners = addresses[me]
-        .split_whitespace()
-        .map(TcpListener::bind)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            fail(format!(
-                "cannot listen on its address {}: {e}",
-                addresses[me]
-            ))
-        })?;
-    for listener in &listeners {
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
-    }
-    let mut held = Handshake::new(cluster, mode, addresses.clone());
-    let begun = Instant::now();
-    let mut reported = begun;
-    loop {
-        let waiting = held.awaited();
-        if waiting.is_empty() {
-            break;
-        }
-        if begun.elapsed() >= timeout {
-            return Err(fail(format!(
-                "not every other process connected within {} s; waited for {}. Start every \
-                 process with the same layout (-n and --hostfile, or one launcher step); \
-                 cluster.startup_timeout sets the wait",
-                timeout.as_secs(),
-                waiting.join(", ")
-            )));
-        }
-        if reported.elapsed() >= AWAIT_REPORT_EVERY {
-            tracing::info!(
-                "process {me} of {n}: waiting for {} to connect ({} of {} s)",
-                waiting.join(", "),
-                begun.elapsed().as_secs(),
-                timeout.as_secs()
-            );
-            reported = Instant::now();
-        }
-        // The lower indices listen for this one; the higher ones dial it.
-        let mut progress = held.dial_lower()?;
-        for listener in &listeners {
-            match listener.accept() {
-                Ok((stream, from)) => progress |= held.accept(stream, from)?,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
-            }
-        }
-        if !progress {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    Ok(held.into_parts())
-}
-
-/// Connections beside timely's, between process 0 and each other process (several processes
-/// only), for what the workers do not send through timely (e.g. progress while they encode).
-#[derive(Debug)]
-pub enum SideLines {
-    /// One process, or none asked for.
-    None,
-    /// Process 0: one line from each other process, by index.
-    First(Vec<(usize, TcpStream)>),
-    /// Another process: its line to process 0.
-    ToFirst(TcpStream),
-}
-
-/// A connection to the first address of `address` (`host:port`, several separated by
-/// spaces) that answers within half a second; `None` while nobody listens there.
-fn dial(address: &str) -> Option<TcpStream> {
-    use std::net::ToSocketAddrs;
-    let first = address.split_whitespace().next()?;
-    first
-        .to_socket_addrs()
-        .ok()?
-        .find_map(|a| TcpStream::connect_timeout(&a, Duration::from_millis(500)).ok())
 }
 
 /// The timely allocators of `cluster`: one process's threads, or (several processes) the
@@ -304,6 +212,7 @@ where
 mod tests {
     use super::layout::wait_for_name;
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn several_processes_on_one_host_sharing_a_gpu_are_warned_about() {
