@@ -164,13 +164,22 @@ async fn stats_command(args: cli::StatsArgs) -> anyhow::Result<ExitStatus> {
     let job = (!args.no_vectors).then(|| args.job());
     let settings = args.timely.settings();
     let (corpus, bg, out) = (args.corpus, args.background, args.out);
+    // What every process of `stats --no-vectors` must agree on (checked in the handshake).
+    let inputs = epimine::job::Job {
+        corpus: corpus.clone(),
+        background: bg.clone(),
+        out: out.clone(),
+        ..Default::default()
+    };
+    let fingerprint =
+        epimine::run::identity::job_fingerprint("stats --no-vectors", &inputs, false).await;
     let started = std::time::Instant::now();
     // The dataflows run their own threads; keep them off the async runtime.
     let result = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let output = match job {
             Some(job) => epimine::run::stats_with_vectors(&job)?,
             None => {
-                let cluster = settings.resolve()?;
+                let cluster = settings.resolve()?.with_job(fingerprint);
                 cluster.preflight()?;
                 stats::run(&corpus, &bg, &out, &cluster)?
             }

@@ -408,6 +408,65 @@ impl Location {
         Ok(())
     }
 
+    /// The size of an object, in bytes.
+    pub async fn size(&self, name: &str) -> Result<u64> {
+        let meta = self
+            .store
+            .head(&self.object(name))
+            .await
+            .map_err(self.store_err(name))?;
+        Ok(meta.size)
+    }
+
+    /// Writes a whole object only where there is none (on a local disk a hard link of a
+    /// staged file, on S3 a conditional put, `If-None-Match: *`): two writers racing for one
+    /// name, one wins. Whether this one did (`false`: an object was already there).
+    pub async fn put_new(&self, name: &str, data: Bytes) -> Result<bool> {
+        let mode = object_store::PutMode::Create;
+        match self
+            .store
+            .put_opts(
+                &self.object(name),
+                PutPayload::from_bytes(data),
+                mode.into(),
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(self.store_err(name)(e)),
+        }
+    }
+
+    /// The objects in the folder `dir` of this location (and below it): each one's name
+    /// relative to this location, size and time of its last write (the store's clock).
+    pub async fn list_folder(
+        &self,
+        dir: &str,
+    ) -> Result<Vec<(String, u64, std::time::SystemTime)>> {
+        let metas: Vec<_> = self
+            .store
+            .list(Some(&self.object(dir)))
+            .try_collect()
+            .await
+            .map_err(self.store_err(dir))?;
+        let strip = self.prefix.as_ref();
+        let mut found: Vec<_> = metas
+            .into_iter()
+            .map(|m| {
+                let full = m.location.as_ref();
+                let name = full
+                    .strip_prefix(strip)
+                    .unwrap_or(full)
+                    .trim_start_matches('/')
+                    .to_string();
+                (name, m.size, std::time::SystemTime::from(m.last_modified))
+            })
+            .collect();
+        found.sort();
+        Ok(found)
+    }
+
     /// Deletes an object (a missing one is no error).
     pub async fn delete(&self, name: &str) -> Result<()> {
         match self.store.delete(&self.object(name)).await {

@@ -452,4 +452,16 @@ fn sbatch_with_srun_two_tasks_writes_the_same_bytes_as_one_process() {
         text.contains("epimine: job ") && text.contains("2 tasks on localhost"),
         "{text}"
     );
+    // The script made the job's token and srun gave it to both tasks, which proved it to each
+    // other; it is nowhere in the log (no 64-hex-digit word).
+    assert!(
+        text.contains("process 0: all 2 processes run this job and hold its token"),
+        "{text}"
+    );
+    assert!(
+        !text
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .any(|w| w.len() >= 64),
+        "{text}"
+    );
 }

@@ -1,7 +1,8 @@
 //! The cluster recipes users copy (cluster/): the Kubernetes manifests parsed (YAML read by
 //! python3's PyYAML, Debian python3-yaml, into JSON) and checked for every field the program
 //! relies on, the ConfigMap's job file loaded and resolved as a pod of the Job would resolve
-//! it; the Slurm batch script and the Dockerfile checked for what the README promises. (The
+//! it (with the run's token and the Job's uid as run id); the Slurm batch script (its token
+//! made per job) and the Dockerfile checked for what the README promises. (The
 //! Slurm recipe itself runs on a real Slurm in tests/launcher.rs.)
 
 use std::collections::HashMap;
@@ -175,6 +176,26 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         models_claim.as_str().unwrap()
     )));
     assert!(env_value("ANTHROPIC_API_KEY")["valueFrom"]["secretKeyRef"]["name"].is_string());
+    // The run's shared secret from a Secret (required: a pod without it does not start), and
+    // the Job's uid as the launcher's run id, both read as a pod of the Job reads them.
+    let token = &env_value(epimine::cluster::TOKEN_VAR)["valueFrom"]["secretKeyRef"];
+    assert!(
+        token["name"].is_string() && token["key"].is_string(),
+        "{token}"
+    );
+    assert_ne!(token["optional"], true);
+    assert_eq!(
+        env_value(epimine::cluster::RUN_ID_VAR)["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.labels['batch.kubernetes.io/controller-uid']"
+    );
+    let mut pod_env = env.clone();
+    pod_env.insert(epimine::cluster::TOKEN_VAR, "from-the-secret".into());
+    pod_env.insert(epimine::cluster::RUN_ID_VAR, "6a1f-uid".into());
+    let admitted =
+        epimine::cluster::launcher::resolve(cluster, &|n| pod_env.get(n).cloned()).unwrap();
+    assert!(admitted.admission.has_token());
+    assert_eq!(admitted.admission.run_id.as_deref(), Some("6a1f-uid"));
+    assert!(!format!("{admitted:?}").contains("from-the-secret"));
     assert!(container["envFrom"][0]["secretRef"]["name"].is_string());
     // Resources, with one GPU per pod.
     assert!(container["resources"]["requests"]["cpu"].is_string());
@@ -204,9 +225,42 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
         "##SBATCH --gpus-per-task=1",
         "srun \"${srun_args[@]}\" \"$EPIMINE\" run \"$@\"",
         "--kill-on-bad-exit=1",
+        "export EPIMINE_TOKEN",
     ] {
         assert!(text.contains(needed), "{} lacks {needed}", sbatch.display());
     }
+    // The token the script makes: 64 hex digits, a new one per job, one kept when given.
+    let made = |given: Option<&str>| -> String {
+        let start = text
+            .find("if [ -z \"${EPIMINE_TOKEN:-}\" ]")
+            .expect("the token block");
+        let end = start + text[start..].find("\nfi\n").expect("its end") + 4;
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(format!(
+                "set -euo pipefail\n{}printf %s \"$EPIMINE_TOKEN\"",
+                &text[start..end]
+            ))
+            .env_remove("EPIMINE_TOKEN");
+        if let Some(g) = given {
+            cmd.env("EPIMINE_TOKEN", g);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (a, b) = (made(None), made(None));
+    assert!(
+        a.len() == 64 && a.chars().all(|c| c.is_ascii_hexdigit()),
+        "{a}"
+    );
+    assert_ne!(a, b);
+    assert_eq!(made(Some("mine")), "mine");
+    assert!(!text.contains("echo \"$EPIMINE_TOKEN") && !text.contains("${EPIMINE_TOKEN}\""));
 
     let docker = std::fs::read_to_string(cluster_dir().join("Dockerfile")).unwrap();
     let froms = docker.lines().filter(|l| l.starts_with("FROM ")).count();

@@ -4,6 +4,7 @@
 //! (`JOB_COMPLETION_INDEX`, with the process count and the peers' host pattern from the job's
 //! settings). What the settings give wins; the launcher fills in the rest.
 
+use super::admission::Admission;
 pub use super::layout::Launcher;
 use super::layout::{Cluster, ClusterError, ClusterSettings};
 use super::nodelist::{self, NodeListError};
@@ -150,10 +151,11 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
             .map(|i| port_plus(settings.port, i).map(|p| format!("localhost:{p}")))
             .collect::<Result<_, _>>()?
     };
-    let source = match &found {
-        Some(f) => f.source.clone(),
-        None => "settings".into(),
-    };
+    let source = found
+        .as_ref()
+        .map_or_else(|| "settings".into(), |f| f.source.clone());
+    let slurm = found.is_some() && launcher == Launcher::Slurm;
+    let admission = Admission::from_env(env, slurm).map_err(ClusterError)?;
     Ok(Cluster {
         workers: settings.workers,
         processes,
@@ -161,6 +163,7 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
         addresses,
         startup_timeout: settings.startup_timeout,
         source,
+        admission,
     })
 }
 

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::admission::{Admission, Fingerprint};
+
 /// Where the layout comes from when the settings leave it open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -93,6 +95,11 @@ pub struct Cluster {
     /// Where the layout came from: `settings` (flags, job file, or the defaults) or the
     /// launcher (`slurm`, `kubernetes`), with what it read.
     pub source: String,
+    /// What this process shows in the handshake with the others (its job's fingerprint, the
+    /// launcher's run id, the token; [`super::admission`]). Not saved: `run.json` never holds
+    /// the token.
+    #[serde(skip)]
+    pub admission: Admission,
 }
 
 impl Default for Cluster {
@@ -104,6 +111,7 @@ impl Default for Cluster {
             addresses: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             source: "settings".into(),
+            admission: Default::default(),
         }
     }
 }
@@ -245,6 +253,35 @@ impl Cluster {
             communication,
             worker: timely::WorkerConfig::default(),
         })
+    }
+}
+
+impl Cluster {
+    /// Everything the processes of this run must agree on: the job's fields
+    /// ([`Admission::job`](super::admission::Admission::job)), the layout (processes, workers,
+    /// every address), the launcher's run id and the program's version.
+    pub fn fingerprint(&self) -> Fingerprint {
+        let mut f = self.admission.job.clone();
+        f = f.with(
+            "layout",
+            format!(
+                "{} process(es) × {} worker(s) at {}",
+                self.processes,
+                self.workers,
+                self.addresses.join(" ")
+            ),
+        );
+        if let Some(id) = &self.admission.run_id {
+            f = f.with("launcher run", id.clone());
+        }
+        f.with("epimine", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// This process's fields set for the handshake (`job`: the command, inputs, `--out`,
+    /// settings).
+    pub fn with_job(mut self, job: Fingerprint) -> Self {
+        self.admission.job = job;
+        self
     }
 }
 

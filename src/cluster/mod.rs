@@ -8,22 +8,37 @@
 //! `-w -n -p --hostfile`) and, for what they leave open, from the launcher that started the
 //! process ([`launcher`]): a Slurm step (`srun`) or a Kubernetes Indexed Job.
 //! [`ClusterSettings::resolve`] turns both into one [`Cluster`], which `run.json` records.
+//!
+//! Every connection between two processes begins with a handshake ([`handshake`]) that admits
+//! only processes of the same job, of the same start, holding the run's token when there is
+//! one ([`admission`]); [`admit`] does it once before any work, with a start barrier.
 
+mod accept;
+pub mod admission;
+mod connect;
+mod handshake;
+#[cfg(test)]
+mod handshake_tests;
 pub mod launcher;
 mod layout;
 pub mod nodelist;
+mod start;
+mod wire;
 
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Mutex, Once};
-use std::time::{Duration, Instant};
 
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::AllocatorBuilder;
 
+pub use admission::{Admission, Fingerprint, RUN_ID_VAR, TOKEN_VAR};
+use connect::connect_peers;
+use handshake::Mode;
+pub use handshake::SideLines;
 pub use layout::{
     Cluster, ClusterError, ClusterSettings, Launcher, DEFAULT_PORT, DEFAULT_STARTUP_TIMEOUT,
 };
+pub use start::{admit, Admitted};
 
 impl ClusterSettings {
     /// The layout: these settings, and for what they leave open the launcher's environment
@@ -78,228 +93,6 @@ fn install_panic_hook() {
     });
 }
 
-/// How often the log says which processes are still awaited.
-const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
-
-/// Connects this process to every other one as timely's own networking does (each process
-/// dials the ones with lower indices and sends its index; it accepts the ones with higher
-/// indices), but quietly: timely prints `awaiting connections (at 0/1)` to stdout once a
-/// second; here the log (stderr) says every few seconds which processes are awaited, and a
-/// process that has not connected within `startup_timeout` seconds is an error naming them.
-///
-/// With `side`, every other process also opens a second connection to process 0 (its index
-/// sent with [`SIDE_LINE`] set), returned apart as [`SideLines`] for what timely does not carry.
-fn connect_peers(
-    cluster: &Cluster,
-    side: bool,
-) -> Result<(Vec<Option<TcpStream>>, SideLines), ClusterError> {
-    let addresses = cluster.addresses()?;
-    let (me, n) = (cluster.process, cluster.processes);
-    let timeout = Duration::from_secs(cluster.startup_timeout);
-    let fail = |what: String| ClusterError(format!("process {me} of {n}: {what}"));
-    let listeners = addresses[me]
-        .split_whitespace()
-        .map(TcpListener::bind)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            fail(format!(
-                "cannot listen on its address {}: {e}",
-                addresses[me]
-            ))
-        })?;
-    for listener in &listeners {
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
-    }
-    let mut held = Handshake::new(me, n, side);
-    let begun = Instant::now();
-    let mut reported = begun;
-    loop {
-        let waiting = held.awaited(&addresses);
-        if waiting.is_empty() {
-            break;
-        }
-        if begun.elapsed() >= timeout {
-            return Err(fail(format!(
-                "not every other process connected within {} s; waited for {}. Start every \
-                 process with the same layout (-n and --hostfile, or one launcher step); \
-                 cluster.startup_timeout sets the wait",
-                timeout.as_secs(),
-                waiting.join(", ")
-            )));
-        }
-        if reported.elapsed() >= AWAIT_REPORT_EVERY {
-            tracing::info!(
-                "process {me} of {n}: waiting for {} to connect ({} of {} s)",
-                waiting.join(", "),
-                begun.elapsed().as_secs(),
-                timeout.as_secs()
-            );
-            reported = Instant::now();
-        }
-        // The lower indices listen for this one; the higher ones dial it.
-        let mut progress = held.dial_lower(&addresses);
-        for listener in &listeners {
-            match listener.accept() {
-                Ok((stream, from)) => progress |= held.accept(stream, from),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
-            }
-        }
-        if !progress {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    Ok(held.into_parts())
-}
-
-/// The connections [`connect_peers`] holds so far: timely's, one per other process, and the
-/// side lines between process 0 and each other process (when asked for).
-struct Handshake {
-    me: usize,
-    n: usize,
-    side: bool,
-    sockets: Vec<Option<TcpStream>>,
-    lines: Vec<Option<TcpStream>>,
-}
-
-impl Handshake {
-    fn new(me: usize, n: usize, side: bool) -> Self {
-        Self {
-            me,
-            n,
-            side,
-            sockets: (0..n).map(|_| None).collect(),
-            lines: (0..n).map(|_| None).collect(),
-        }
-    }
-
-    /// Whether this process and `p` share a side line (process 0 and each other one).
-    fn side_of(&self, p: usize) -> bool {
-        self.side && (self.me == 0) != (p == 0) && p != self.me
-    }
-
-    /// The processes some connection with which is still missing.
-    fn awaited(&self, addresses: &[String]) -> Vec<String> {
-        (0..self.n)
-            .filter(|&p| {
-                p != self.me
-                    && (self.sockets[p].is_none() || (self.side_of(p) && self.lines[p].is_none()))
-            })
-            .map(|p| format!("process {p} ({})", addresses[p]))
-            .collect()
-    }
-
-    /// Dials every lower index not yet connected and says who this is (the side line's index
-    /// with [`SIDE_LINE`] set). Whether a connection was made.
-    fn dial_lower(&mut self, addresses: &[String]) -> bool {
-        use std::io::Write;
-        let mut progress = false;
-        for p in 0..self.me {
-            let side = self.side_of(p);
-            for (held, flag) in [(&mut self.sockets, 0), (&mut self.lines, SIDE_LINE)] {
-                if held[p].is_some() || (flag == SIDE_LINE && !side) {
-                    continue;
-                }
-                let Some(mut stream) = dial(&addresses[p]) else {
-                    continue;
-                };
-                let sent = stream
-                    .set_nodelay(true)
-                    .and_then(|()| stream.write_all(&(self.me as u64 | flag).to_be_bytes()));
-                if sent.is_ok() {
-                    held[p] = Some(stream);
-                    progress = true;
-                }
-            }
-        }
-        progress
-    }
-
-    /// Takes a connection from a higher index once it has said which process it is (within
-    /// 10 s); anything else is logged and dropped. Whether it was taken.
-    fn accept(&mut self, mut stream: TcpStream, from: std::net::SocketAddr) -> bool {
-        use std::io::Read;
-        let me = self.me;
-        let mut index = [0u8; 8];
-        let read = stream
-            .set_nonblocking(false)
-            .and_then(|()| stream.set_nodelay(true))
-            .and_then(|()| stream.set_read_timeout(Some(Duration::from_secs(10))))
-            .and_then(|()| stream.read_exact(&mut index))
-            .and_then(|()| stream.set_read_timeout(None));
-        let said = u64::from_be_bytes(index);
-        let p = usize::try_from(said & !SIDE_LINE).unwrap_or(usize::MAX);
-        let wanted = said & SIDE_LINE == 0 || self.side_of(p);
-        let held = match said & SIDE_LINE {
-            0 => &mut self.sockets,
-            _ => &mut self.lines,
-        };
-        match read {
-            Ok(()) if wanted && p > me && p < self.n && held[p].is_none() => {
-                held[p] = Some(stream);
-                return true;
-            }
-            Ok(()) => tracing::warn!(
-                "process {me}: ignored a connection from {from} that says it is process {p}"
-            ),
-            Err(e) => tracing::warn!(
-                "process {me}: ignored a connection from {from} that did not say which process \
-                 it is ({e})"
-            ),
-        }
-        false
-    }
-
-    /// timely's sockets, and the side lines.
-    fn into_parts(mut self) -> (Vec<Option<TcpStream>>, SideLines) {
-        let lines = if !self.side {
-            SideLines::None
-        } else if self.me == 0 {
-            SideLines::First(
-                self.lines
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(|(p, l)| Some((p, l?)))
-                    .collect(),
-            )
-        } else {
-            self.lines[0]
-                .take()
-                .map_or(SideLines::None, SideLines::ToFirst)
-        };
-        (self.sockets, lines)
-    }
-}
-
-/// The bit set in the index a process sends on a side line ([`SideLines`]), to tell it from
-/// its timely connection.
-const SIDE_LINE: u64 = 1 << 63;
-
-/// Connections beside timely's, between process 0 and each other process (several processes
-/// only), for what the workers do not send through timely (e.g. progress while they encode).
-#[derive(Debug)]
-pub enum SideLines {
-    /// One process, or none asked for.
-    None,
-    /// Process 0: one line from each other process, by index.
-    First(Vec<(usize, TcpStream)>),
-    /// Another process: its line to process 0.
-    ToFirst(TcpStream),
-}
-
-/// A connection to the first address of `address` (`host:port`, several separated by
-/// spaces) that answers within half a second; `None` while nobody listens there.
-fn dial(address: &str) -> Option<TcpStream> {
-    use std::net::ToSocketAddrs;
-    let first = address.split_whitespace().next()?;
-    first
-        .to_socket_addrs()
-        .ok()?
-        .find_map(|a| TcpStream::connect_timeout(&a, Duration::from_millis(500)).ok())
-}
-
 /// The timely allocators of `cluster`: one process's threads, or (several processes) the
 /// connections made by [`connect_peers`] and timely's networking threads over them.
 type Allocators = (
@@ -323,7 +116,8 @@ fn allocators(cluster: &Cluster, side: bool) -> Result<Allocators, ClusterError>
             cluster.process, cluster.processes
         )));
     }
-    let (sockets, lines) = connect_peers(cluster, side)?;
+    let connected = connect_peers(cluster, Mode::Work { side })?;
+    let (sockets, lines) = (connected.sockets, connected.lines);
     let threads = cluster.workers.max(1);
     let hooks = timely::communication::Hooks::default();
     let process =
@@ -418,6 +212,7 @@ where
 mod tests {
     use super::layout::wait_for_name;
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn several_processes_on_one_host_sharing_a_gpu_are_warned_about() {

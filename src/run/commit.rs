@@ -59,6 +59,7 @@ pub fn is_ours(name: &str) -> bool {
         || name == JOB_FILE
         || tables.iter().any(|t| t == name)
         || name.starts_with(&format!("{}/", super::checkpoint::DIR))
+        || name.starts_with(&format!("{}/", super::lock::DIR))
         || name.starts_with(PROBE_PREFIX)
 }
 

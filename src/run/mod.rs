@@ -10,7 +10,9 @@
 //! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
 //! send each other is in [`exchange`] (the rows of an event in [`outputs`]), the encoder cache in
 //! `cache`, `run.json` in [`report`] and the errors in [`error`]; what every worker shares is in
-//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`.
+//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`;
+//! what the processes of a job must agree on in [`identity`], and the lock that keeps one run
+//! per `--out` in [`lock`].
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
 //! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
@@ -25,8 +27,10 @@ mod error;
 mod event;
 mod exchange;
 mod fault;
+pub mod identity;
 mod layout;
 mod llm;
+pub mod lock;
 mod outputs;
 mod pending;
 mod progress;
@@ -286,11 +290,19 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         .build()
         .map_err(|e| RunError::Model(e.to_string()))?;
     // The layout (flags, job, launcher) and this process's address, before any work.
-    let cluster = job.cluster.resolve()?;
+    let mut cluster = job
+        .cluster
+        .resolve()?
+        .with_job(runtime.block_on(identity::job_fingerprint("run", job, true)));
     cluster.preflight()?;
+    // Every other process runs this job (process 0 admits them), before anything is touched.
+    let admitted = crate::cluster::admit(&mut cluster)?;
     // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
-    let inputs = prepare(job, &runtime, false, &cluster)?;
-    let (out, job_entry) = open_out(job, options, &runtime, cluster.process)?;
+    // Then every process says whether it could start, so that all stop at once when one cannot.
+    let ready = prepare(job, &runtime, false, &cluster)
+        .and_then(|inputs| Ok((inputs, open_out(job, options, &runtime, cluster.process)?)));
+    admitted.start(ready.as_ref().map(|_| ()).map_err(|e| e.to_string()))?;
+    let (inputs, (out, job_entry, lock)) = ready?;
     let Some(done) = distributed(
         job,
         inputs,
@@ -319,21 +331,29 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         stages,
         job_entry,
     };
+    if let Some(lock) = &lock {
+        lock.still_held().map_err(|reason| RunError::Out {
+            location: job.out.clone(),
+            reason,
+        })?;
+    }
     let report = commit_run(job, &cluster, &runtime, &out, finished)?;
+    drop(lock);
     Ok(Some(RunOutcome {
         report,
         out: out.display().to_string(),
     }))
 }
 
-/// `--out` before any work: writable, ours; un-committed while this run works. Process 0 writes
-/// the resolved job there and returns its entry for `run.json`.
+/// `--out` before any work: writable, ours, held by no other run (process 0 takes its lock,
+/// [`lock`]); un-committed while this run works. Process 0 writes the resolved job there and
+/// returns its entry for `run.json`, and the lock, held until the run ends.
 fn open_out(
     job: &Job,
     options: &RunOptions,
     runtime: &tokio::runtime::Runtime,
     process: usize,
-) -> Result<(Location, Option<TableEntry>), RunError> {
+) -> Result<(Location, Option<TableEntry>, Option<lock::RunLock>), RunError> {
     let out_error = |reason: String| RunError::Out {
         location: job.out.clone(),
         reason,
@@ -343,7 +363,9 @@ fn open_out(
         .block_on(commit::check_out(&out, process, options.overwrite))
         .map_err(out_error)?;
     let mut job_entry = None;
+    let mut held = None;
     if process == 0 {
+        held = Some(lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
         let text = job.to_toml().into_bytes();
         job_entry = Some(TableEntry {
             name: commit::JOB_FILE.into(),
@@ -356,7 +378,7 @@ fn open_out(
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }
-    Ok((out, job_entry))
+    Ok((out, job_entry, held))
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each
@@ -368,7 +390,10 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .enable_all()
         .build()
         .map_err(|e| RunError::Model(e.to_string()))?;
-    let cluster = job.cluster.resolve()?;
+    let cluster = job
+        .cluster
+        .resolve()?
+        .with_job(runtime.block_on(identity::job_fingerprint("stats", job, false)));
     cluster.preflight()?;
     let inputs = prepare(job, &runtime, true, &cluster)?;
     let Some(done) = distributed(job, inputs, true, None, false, &cluster)? else {

@@ -1,0 +1,420 @@
+//! One run per output folder: process 0 of `epimine run` holds `--out` while the run works, by a
+//! lock object `<out>/_lock/<generation>` that names its host, pid and start time. It is made
+//! with a create-only write ([`Location::put_new`]: on a local disk a hard link, which fails
+//! when the name exists; on S3 a conditional put, `If-None-Match: *`), so of two runs started at
+//! once exactly one gets it, and the other is refused at start with the holder named.
+//!
+//! A lock left by a killed run is taken over, by writing the next generation (create-only
+//! again, so two runs taking over race safely) and deleting the older ones:
+//! - at once when the holder ran on this machine (the same boot and pid namespace) and its
+//!   process is gone (no such pid, or a pid reused by a process started later);
+//! - otherwise (another machine, where its process cannot be checked) once the lock has not
+//!   been refreshed for [`EXPIRES`]: the holder rewrites it every [`REFRESH`] while it runs,
+//!   and the age is read from the store's own time of the last write.
+//!
+//! The holder checks at each refresh that no later generation exists; a run whose lock was
+//! taken over (it stalled past [`EXPIRES`] on another machine) does not commit.
+
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::storage::{Location, StoreKind};
+
+/// The folder of the lock objects inside `--out`.
+pub const DIR: &str = "_lock";
+/// How often the holder rewrites its lock.
+pub const REFRESH: Duration = Duration::from_secs(20);
+/// How long a lock of another machine may go without a refresh before it is taken over.
+pub const EXPIRES: Duration = Duration::from_secs(120);
+
+/// Who holds an output folder: the content of a lock object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The command, e.g. `epimine run`.
+    pub command: String,
+    /// The host name.
+    pub host: String,
+    /// The process id.
+    pub pid: u32,
+    /// When the run started (UTC, RFC 3339).
+    pub started: String,
+    /// Where `pid` means this process: the boot id and the pid namespace (Linux), when known.
+    pub machine: Option<String>,
+    /// The process's start time in clock ticks since boot (`/proc/<pid>/stat`), to tell it
+    /// from a later process given the same pid.
+    pub process_start: Option<u64>,
+    /// The program's version.
+    pub epimine: String,
+}
+
+impl Holder {
+    /// This process.
+    pub fn this_process(command: &str) -> Self {
+        let pid = std::process::id();
+        Self {
+            command: command.into(),
+            host: host_name(),
+            pid,
+            started: chrono::DateTime::<chrono::Utc>::from(SystemTime::now())
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            machine: machine(),
+            process_start: process_start(pid),
+            epimine: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// `epimine run on host h, pid p, started t`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} on host {}, pid {}, started {}",
+            self.command, self.host, self.pid, self.started
+        )
+    }
+
+    /// Whether this holder's process is known to be gone: `Some(true)` gone, `Some(false)`
+    /// running, `None` when it cannot be checked from here (another machine).
+    fn gone(&self) -> Option<bool> {
+        let here = machine()?;
+        if self.machine.as_deref() != Some(here.as_str()) {
+            return None;
+        }
+        Some(match (self.process_start, process_start(self.pid)) {
+            (Some(then), Some(now)) => then != now,
+            (_, None) => true,
+            (None, Some(_)) => false,
+        })
+    }
+}
+
+/// The host name (Linux: the kernel's, as `hostname` prints it; else `$HOSTNAME`), or
+/// `unknown`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// This machine's boot and pid namespace (where a pid names one process), when known.
+fn machine() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(format!("{} {}", boot.trim(), namespace.display()))
+}
+
+/// When process `pid` started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`);
+/// `None` when there is no such process (or no /proc).
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The lock objects under `--out`: (generation, name, time of last write), oldest first.
+async fn locks(out: &Location) -> Result<Vec<(u64, String, SystemTime)>, String> {
+    let found = match out.list_folder(DIR).await {
+        Ok(found) => found,
+        Err(e) => return Err(format!("cannot list its locks: {e}")),
+    };
+    let mut gens: Vec<_> = found
+        .into_iter()
+        .filter_map(|(name, _, at)| {
+            let g = name.strip_prefix(&format!("{DIR}/"))?.parse::<u64>().ok()?;
+            Some((g, name, at))
+        })
+        .collect();
+    gens.sort();
+    Ok(gens)
+}
+
+/// The hold of a run on its `--out` ([`acquire`]): refreshed from a thread of its own, given
+/// back (the lock deleted) when dropped.
+pub struct RunLock {
+    name: String,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+/// Why a lock was not taken.
+fn refusal(out: &Location, name: &str, holder: &str, refreshed: Duration) -> String {
+    format!(
+        "in use by another run: {holder} (its lock {}, refreshed {} s ago). Wait for it to end, \
+         or stop it; a lock left by a killed run is taken over: at once on the machine it ran \
+         on, else {} s after its last refresh",
+        out.display_child(name),
+        refreshed.as_secs(),
+        EXPIRES.as_secs()
+    )
+}
+
+/// Takes `out` for this run, or says who holds it (an error for `--out`). A lock whose holder
+/// is gone is taken over with a warning naming it.
+pub fn acquire(
+    out: &Location,
+    runtime: &tokio::runtime::Runtime,
+    command: &str,
+) -> Result<RunLock, String> {
+    acquire_refreshed(out, runtime, command, REFRESH)
+}
+
+/// [`acquire`], refreshing the lock every `refresh`.
+fn acquire_refreshed(
+    out: &Location,
+    runtime: &tokio::runtime::Runtime,
+    command: &str,
+    refresh: Duration,
+) -> Result<RunLock, String> {
+    let me = Holder::this_process(command);
+    let text = serde_json::to_vec_pretty(&me).expect("a holder serializes");
+    for _ in 0..8 {
+        let existing = runtime.block_on(locks(out))?;
+        let generation = match existing.last() {
+            None => 0,
+            Some((g, name, written)) => {
+                let age = SystemTime::now()
+                    .duration_since(*written)
+                    .unwrap_or_default();
+                let holder = match runtime.block_on(out.get(name)) {
+                    Ok(bytes) => serde_json::from_slice::<Holder>(&bytes).ok(),
+                    // Given back meanwhile: look again.
+                    Err(crate::storage::StorageError::Store {
+                        source: object_store::Error::NotFound { .. },
+                        ..
+                    }) => continue,
+                    Err(e) => return Err(format!("cannot read its lock: {e}")),
+                };
+                let (desc, gone) = match &holder {
+                    Some(h) => (h.describe(), h.gone()),
+                    None => ("an unreadable lock".to_string(), None),
+                };
+                let why = match gone {
+                    Some(true) => format!("its process {} is gone", holder.map_or(0, |h| h.pid)),
+                    Some(false) => return Err(refusal(out, name, &desc, age)),
+                    None if age > EXPIRES => {
+                        format!("it was not refreshed for {} s", age.as_secs())
+                    }
+                    None => return Err(refusal(out, name, &desc, age)),
+                };
+                tracing::warn!(
+                    "{}: taking over the lock of a run that ended without giving it back ({desc}): {why}",
+                    out.display()
+                );
+                g + 1
+            }
+        };
+        let name = format!("{DIR}/{generation}");
+        let made = runtime
+            .block_on(out.put_new(&name, Bytes::from(text.clone())))
+            .map_err(|e| format!("cannot write its lock: {e}"))?;
+        if !made {
+            // Another run took this generation first: look again.
+            continue;
+        }
+        for (_, old, _) in existing {
+            if let Err(e) = runtime.block_on(out.delete(&old)) {
+                tracing::debug!("{}: {e}", out.display());
+            }
+        }
+        return Ok(start_refresh(out.clone(), name, generation, text, refresh));
+    }
+    Err("cannot take its lock: other runs keep taking it".into())
+}
+
+/// Starts the thread that rewrites the lock every `refresh` and gives it back at the end.
+fn start_refresh(
+    out: Location,
+    name: String,
+    generation: u64,
+    text: Vec<u8>,
+    refresh: Duration,
+) -> RunLock {
+    let lost: Arc<Mutex<Option<String>>> = Arc::default();
+    let (stop, stopped) = mpsc::channel::<()>();
+    let (thread_lost, thread_name) = (Arc::clone(&lost), name.clone());
+    let spawned = std::thread::Builder::new()
+        .name("run-lock".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!("the lock of {} is not refreshed: {e}", out.display());
+                    return;
+                }
+            };
+            let name = thread_name;
+            let mut warned = false;
+            while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(refresh) {
+                let taken = runtime.block_on(async {
+                    let later = locks(&out).await?;
+                    let Some((_, newer, _)) = later.iter().find(|(g, _, _)| *g > generation) else {
+                        out.put(&name, Bytes::from(text.clone()))
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        return Ok(None);
+                    };
+                    let holder = out
+                        .get(newer)
+                        .await
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
+                        .map_or("another run".to_string(), |h| h.describe());
+                    Ok::<_, String>(Some(holder))
+                });
+                match taken {
+                    Ok(None) => {}
+                    Ok(Some(holder)) => {
+                        tracing::error!(
+                            "{}: another run took over this run's lock ({holder}); this run will \
+                             not commit",
+                            out.display()
+                        );
+                        *thread_lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
+                        break;
+                    }
+                    Err(e) if !warned => {
+                        tracing::warn!("cannot refresh the lock of {}: {e}", out.display());
+                        warned = true;
+                    }
+                    Err(e) => tracing::debug!("{e}"),
+                }
+            }
+            // The end of the run (or of its hold): give back this run's own lock object.
+            if let Err(e) = runtime.block_on(out.delete(&name)) {
+                tracing::warn!("cannot remove the lock {}: {e}", out.display_child(&name));
+            }
+            if out.kind() == StoreKind::Local {
+                if let Some(dir) = out.local_path() {
+                    // Only when empty: a lock taken meanwhile stays.
+                    let _ = std::fs::remove_dir(dir.join(DIR));
+                }
+            }
+        });
+    let thread = match spawned {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!("the lock of this run is not refreshed: {e}");
+            None
+        }
+    };
+    RunLock {
+        name,
+        stop: Some(stop),
+        thread,
+        lost,
+    }
+}
+
+impl RunLock {
+    /// The lock object's name under `--out`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// An error when another run took the folder over meanwhile (this run then must not
+    /// commit).
+    pub fn still_held(&self) -> Result<(), String> {
+        match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => Ok(()),
+            Some(holder) => Err(format!(
+                "another run took it over while this one worked ({holder}): this run's tables \
+                 were not written"
+            )),
+        }
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_holder_is_alive_gone_or_unknown() {
+        let me = Holder::this_process("epimine run");
+        assert_eq!(me.gone(), Some(false), "{me:?}");
+        // A pid that was never started (beyond pid_max), and this pid with another start time.
+        let never = Holder {
+            pid: 4_194_304 + 7,
+            ..me.clone()
+        };
+        assert_eq!(never.gone(), Some(true));
+        let reused = Holder {
+            process_start: me.process_start.map(|s| s + 1),
+            ..me.clone()
+        };
+        assert_eq!(reused.gone(), Some(true));
+        let elsewhere = Holder {
+            machine: Some("another-boot pid:[1]".into()),
+            ..me
+        };
+        assert_eq!(elsewhere.gone(), None);
+    }
+
+    /// The holder refreshes its lock; a later generation (another run taking over) is noticed
+    /// at the next refresh, and the run must then not commit; the lock is deleted at the end.
+    #[test]
+    fn a_lock_is_refreshed_a_takeover_is_noticed_and_it_is_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Location::parse(dir.path().to_str().unwrap(), false).unwrap();
+        let rt = runtime();
+        let lock = acquire_refreshed(&out, &rt, "epimine run", Duration::from_millis(100)).unwrap();
+        assert_eq!(lock.name(), "_lock/0");
+        let file = dir.path().join("_lock/0");
+        let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::thread::sleep(Duration::from_millis(1200));
+        assert!(
+            std::fs::metadata(&file).unwrap().modified().unwrap() > written,
+            "refreshed"
+        );
+        lock.still_held().unwrap();
+        // A second lock of this very process is refused: its holder is alive.
+        let e = acquire(&out, &rt, "epimine run").err().unwrap();
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        // Another run takes over (as after an expiry).
+        let other = Holder {
+            host: "node-c".into(),
+            ..Holder::this_process("epimine run")
+        };
+        assert!(rt
+            .block_on(out.put_new("_lock/1", serde_json::to_vec(&other).unwrap().into()))
+            .unwrap());
+        std::thread::sleep(Duration::from_millis(600));
+        let e = lock.still_held().unwrap_err();
+        assert!(
+            e.contains("another run took it over") && e.contains("node-c"),
+            "{e}"
+        );
+        drop(lock);
+        // It removed its own generation, not the newer one.
+        assert!(!file.exists() && dir.path().join("_lock/1").exists());
+
+        let dir = tempfile::tempdir().unwrap();
+        let out = Location::parse(dir.path().to_str().unwrap(), false).unwrap();
+        drop(acquire(&out, &rt, "epimine run").unwrap());
+        assert!(!dir.path().join("_lock").exists(), "given back");
+    }
+}
