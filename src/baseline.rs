@@ -19,7 +19,7 @@ use crate::clustering::density::{self, DensityParams};
 use crate::encoder::fetch::{resolve_model, ResolveError};
 use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, GoldEpisode, Segment, Table};
+use crate::tables::{Assignment, Episode, GoldEpisode, Segment};
 
 /// Errors of the baselines.
 #[derive(Debug, thiserror::Error)]
@@ -55,8 +55,7 @@ fn read_corpus(
     corpus: &str,
 ) -> Result<(Vec<Segment>, Vec<GoldEpisode>), BaselineError> {
     let corpus = Location::parse(corpus, false).map_err(crate::corpus::CorpusError::from)?;
-    let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
-    crate::corpus::check_unique_keys(&corpus.display_child(&Segment::file_name()), &segments)?;
+    let segments = runtime.block_on(crate::corpus::read_segments(&corpus))?;
     Ok((segments, runtime.block_on(corpus.read_table())?))
 }
 

@@ -15,6 +15,9 @@ pub enum CorpusError {
     /// The corpus has no segments table.
     #[error("{0}: no segments*.parquet in this corpus (make one with `epimine import`)")]
     NoSegments(String),
+    /// The corpus's segments files hold no row.
+    #[error("{0}: its segments files hold no segment (an empty corpus is refused, so that a run of it does not replace a finished one)")]
+    Empty(String),
     /// An import's folder holds segments files of something else.
     #[error("{corpus}: it holds {count} segments file(s) besides segments.parquet (e.g. `{first}`), which would join the imported corpus; import into an empty folder, or remove them")]
     OtherSegments {
@@ -132,19 +135,41 @@ pub fn check_unique_keys(corpus: &str, segments: &[Segment]) -> Result<(), Corpu
 
 /// The segments files of a corpus and their row-group counts, in name order; each file's
 /// footer is read and its columns checked against the `segments` schema, so that a file cut
-/// short or of another schema is an error before any work.
+/// short or of another schema, or a corpus without a segment, is an error before any work.
 pub async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, CorpusError> {
     let mut files = Vec::new();
+    let mut rows = 0;
     for name in corpus.list().await? {
         if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
-            let groups = corpus.parquet_row_groups(&name, &Segment::schema()).await?;
+            let (groups, n) = corpus.parquet_row_groups(&name, &Segment::schema()).await?;
+            rows += n;
             files.push((name, groups));
         }
     }
     if files.is_empty() {
         return Err(CorpusError::NoSegments(corpus.display().to_string()));
     }
+    if rows == 0 {
+        return Err(CorpusError::Empty(corpus.display().to_string()));
+    }
     Ok(files)
+}
+
+/// Every segment of a corpus (all its `segments*.parquet`, in name order), each key once
+/// ([`check_unique_keys`]): for the commands that read a corpus whole (`eval`, the baselines).
+pub async fn read_segments(corpus: &Location) -> Result<Vec<Segment>, CorpusError> {
+    let mut segments = Vec::new();
+    for (name, _) in segment_files(corpus).await? {
+        let batches = corpus.read_parquet(&name, &Segment::schema()).await?;
+        segments.extend(
+            Segment::from_batches(&batches).map_err(|source| StorageError::Table {
+                location: corpus.display_child(&name),
+                source,
+            })?,
+        );
+    }
+    check_unique_keys(corpus.display(), &segments)?;
+    Ok(segments)
 }
 
 /// The row groups of a corpus that worker `index` (of `peers`) reads: (file, row group).

@@ -39,7 +39,7 @@ pub enum EvalError {
     #[error(transparent)]
     Corpus(#[from] crate::corpus::CorpusError),
     /// Labels name segments the corpus does not hold: they belong to another import.
-    #[error("{labels}: {missing} of {total} labels name a segment that {segments} does not hold, e.g. (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}): the labels belong to another import of the corpus; import it again (into an empty folder)")]
+    #[error("{labels}: {missing} of {total} labels name a segment that the corpus {segments} does not hold, e.g. (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}): the labels belong to another import of the corpus; import it again (into an empty folder)")]
     StaleLabels {
         /// The labels file.
         labels: String,
@@ -332,7 +332,7 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
             run.display()
         );
     }
-    let segments: Vec<Segment> = corpus.read_table().await?;
+    let segments: Vec<Segment> = crate::corpus::read_segments(corpus).await?;
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;
     let assignments: Vec<Assignment> = run.read_table().await?;
@@ -340,8 +340,6 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
         .iter()
         .map(|s| (s.key_event.clone(), s.theme.clone()))
         .collect();
-    let segments_file = corpus.display_child(&Segment::file_name());
-    crate::corpus::check_unique_keys(&segments_file, &segments)?;
     let keys: BTreeSet<(&str, u32, u32)> = segments
         .iter()
         .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
@@ -350,7 +348,7 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
         &keys,
         &labels,
         &corpus.display_child(&Label::file_name()),
-        &segments_file,
+        corpus.display(),
     )?;
     let file = run.display_child("assignments.parquet");
     evaluate(k, &events, &keys, &labels, &gold, &assignments, &file)

@@ -36,7 +36,7 @@ fn init_logging(verbose: u8) {
 /// SIGTERM, SIGHUP and SIGINT, caught on a thread of their own: one log line (which signal,
 /// what is kept, how to resume), then exit with 128 + the signal's number, as a shell reports a
 /// process the signal ended.
-fn catch_signals() {
+fn catch_signals(created: Vec<std::path::PathBuf>) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) else {
         return;
@@ -52,6 +52,7 @@ fn catch_signals() {
                 "nothing is left half-written (each output file is written whole, then renamed, or not at all); run the command again".into()
             });
             tracing::warn!("{name} received: stopping; {kept}");
+            epimine::storage::remove_empty_folders(&created);
             std::process::exit(128 + signal);
         }
     });
@@ -428,7 +429,6 @@ async fn schemas_command(args: cli::SchemasArgs) -> anyhow::Result<ExitStatus> {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    catch_signals();
     epimine::encoder::tune_allocator();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -452,6 +452,7 @@ fn main() -> std::process::ExitCode {
     let created = out
         .map(epimine::storage::new_local_folders)
         .unwrap_or_default();
+    catch_signals(created.clone());
     match runtime.block_on(run(cli)) {
         Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),

@@ -565,10 +565,14 @@ impl Location {
         Ok((meta.num_row_groups(), kv))
     }
 
-    /// The number of row groups of the Parquet file `name`, after checking (from its footer
-    /// alone) that its columns are exactly `expected`'s: a file of the wrong schema is found
-    /// before any of its rows are read.
-    pub async fn parquet_row_groups(&self, name: &str, expected: &SchemaRef) -> Result<usize> {
+    /// The numbers of row groups and rows of the Parquet file `name`, after checking (from its
+    /// footer alone) that its columns are exactly `expected`'s: a file of the wrong schema is
+    /// found before any of its rows are read.
+    pub async fn parquet_row_groups(
+        &self,
+        name: &str,
+        expected: &SchemaRef,
+    ) -> Result<(usize, u64)> {
         let mut reader = self.open_parquet(name).await?;
         let location = reader.display.clone();
         let pq = |source| StorageError::Parquet {
@@ -581,7 +585,8 @@ impl Location {
             parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
                 .map_err(pq)?;
         check_fields(&location, &Arc::new(found), expected)?;
-        Ok(meta.num_row_groups())
+        let rows = u64::try_from(file.num_rows()).unwrap_or_default();
+        Ok((meta.num_row_groups(), rows))
     }
 
     /// Reads the given row groups of the Parquet file `name` (all when `row_groups` is `None`),

@@ -477,6 +477,21 @@ fn an_unmatched_csv_quote_is_a_bad_row_not_the_rest_of_the_file() {
         assert_eq!(rejected[0].column.as_deref(), Some("text"), "{name}");
         assert!(!articles.contains(if name.starts_with("never") { "0" } else { "3" }));
     }
+    // With \r\n line ends, lines are counted as with \n (the reader puts a record's start at
+    // the line break before it): the unmatched quote of row 3, and a bad date on line 8.
+    let crlf = csv_with_an_open_quote(3, Some(100))
+        .replace("flood,6,2021-01-01", "flood,6,soon")
+        .replace('\n', "\r\n");
+    let input = dir.path().join("crlf.csv");
+    std::fs::write(&input, crlf).unwrap();
+    let result = import(&input, &dir.path().join("crlf"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        err.contains("2 bad row(s)")
+            && err.contains("crlf.csv: line 5, column `text`: an unmatched quote")
+            && err.contains("crlf.csv: line 8, column `published`"),
+        "{err}"
+    );
     // Quotes used well (commas and line breaks inside, doubled quotes) are no fault.
     let input = dir.path().join("good.csv");
     std::fs::write(

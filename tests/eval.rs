@@ -437,8 +437,10 @@ fn labels_of_another_import_are_refused_not_scored() {
     assert!(
         msg.contains(&format!(
             "labels.parquet: {n} of {n} labels name a segment that"
-        )) && msg.contains("segments.parquet does not hold")
-            && msg.contains("belong to another import"),
+        )) && msg.contains(&format!(
+            "the corpus {} does not hold",
+            s(corpus_dir.path())
+        )) && msg.contains("belong to another import"),
         "{msg}"
     );
     assert!(o.stdout.is_empty(), "no scores printed");

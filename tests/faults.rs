@@ -249,6 +249,21 @@ fn a_corpus_of_the_wrong_schema_is_found_before_out_is_touched() {
         );
         assert_unchanged(&finished, &out, name);
     }
+    // A corpus whose segments file holds no row: refused, not a run of no events that would
+    // replace the finished one (and delete its checkpoints).
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::copy(corpus.join("background.txt"), empty.join("background.txt")).unwrap();
+    block_on(
+        Location::parse(s(&empty), false)
+            .unwrap()
+            .write_table::<Segment>(&[]),
+    )
+    .unwrap();
+    let o = run_command(&empty, s(&out), None, &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hold no segment"), "{}", stderr(&o));
+    assert_unchanged(&finished, &out, "an empty corpus");
     ok(eval(&corpus, &out));
 }
 
@@ -307,8 +322,31 @@ fn segments_that_repeat_a_key_fail_their_event_and_eval_refuses_them() {
     assert_eq!(e.status.code(), Some(1));
     let msg = stderr(&e);
     assert!(
-        msg.contains("segments.parquet: 10 segment(s) repeat the key")
+        msg.contains(&format!("{}: 10 segment(s) repeat the key", s(&corpus)))
             && msg.contains(&format!("(`{event}`, 0, 0)")),
+        "{msg}"
+    );
+    // Rows repeated in a second segments file: the same, whichever file holds them.
+    let mut unique = segments.clone();
+    unique.dedup_by(|a, b| {
+        (&a.key_event, a.doc_id, a.seg_idx) == (&b.key_event, b.doc_id, b.seg_idx)
+    });
+    block_on(loc.write_table(&unique)).unwrap();
+    let other = unique.last().unwrap().clone();
+    let rows = [Segment::to_batch(&[other.clone(), other.clone()])];
+    block_on(loc.write_parquet("segments-b.parquet", Segment::schema(), &rows)).unwrap();
+    let o = run_command(&corpus, s(&dir.path().join("out-b")), None, &[])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = eval(&corpus, &out);
+    let msg = stderr(&e);
+    assert!(
+        msg.contains("2 segment(s) repeat the key")
+            && msg.contains(&format!(
+                "(`{}`, {}, {})",
+                other.key_event, other.doc_id, other.seg_idx
+            )),
         "{msg}"
     );
 }

@@ -433,7 +433,7 @@ impl Client {
             Some(asked) if asked > max => (
                 max,
                 format!(
-                    "the server's retry-after of {} s cut to llm.max_retry_wait",
+                    "the server's retry-after of {:.0} s cut to llm.max_retry_wait",
                     asked.as_secs_f64()
                 ),
             ),
@@ -504,21 +504,22 @@ impl Client {
             .await
             .map_err(|e| self.transport_failure(e, ""))?;
         let status = response.status();
-        let retry_after = response
+        let header = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            // Capped here only so that it is a Duration; `llm.max_retry_wait` cuts it.
-            .map(|s| Duration::from_secs_f64(s.min(1e9)));
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string());
+        let retry_after = header.as_deref().and_then(super::retry::retry_after);
+        // The header as the server sent it, in the log line of the wait.
+        let said = header.map_or(String::new(), |h| {
+            format!(" (retry-after: {})", excerpt(&h))
+        });
         let text = response
             .text()
             .await
             .map_err(|e| self.transport_failure(e, "reading the answer: "))?;
         if status.as_u16() == 429 {
             return Err(Failure::Retry(
-                "429 Too Many Requests".into(),
+                format!("429 Too Many Requests{said}"),
                 retry_after,
                 429,
                 String::new(),
@@ -526,7 +527,7 @@ impl Client {
         }
         if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 529 {
             return Err(Failure::Retry(
-                format!("HTTP {status}: {}", excerpt(&text)),
+                format!("HTTP {status}{said}: {}", excerpt(&text)),
                 retry_after,
                 status.as_u16(),
                 text,

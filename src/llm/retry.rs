@@ -60,6 +60,23 @@ pub(super) fn backoff(attempt: u32, body: &Value, trial: u32) -> Duration {
     exp.min(MAX_DELAY).mul_f64(jitter)
 }
 
+/// The wait a `retry-after` header asks for: seconds, or an HTTP date (RFC 2822 form, as
+/// `Wed, 21 Oct 2015 07:28:00 GMT`; a date past is no wait). `None` for anything else.
+pub(super) fn retry_after(header: &str) -> Option<Duration> {
+    if let Ok(secs) = header.parse::<f64>() {
+        // Capped only so that it is a Duration; `llm.max_retry_wait` cuts it.
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(header).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(Duration::from_secs_f64(
+        (at.timestamp() as f64 - now).clamp(0.0, 1e9),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +94,20 @@ mod tests {
             );
         }
         assert_ne!(backoff(3, &body, 0), backoff(3, &body, 1));
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        assert_eq!(retry_after("3"), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(retry_after("-5"), None);
+        assert_eq!(retry_after("soon"), None);
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        let later = retry_after("Fri, 01 Jan 2100 00:00:00 GMT").unwrap();
+        assert!(later > Duration::from_secs(3600 * 24 * 365));
     }
 
     #[test]

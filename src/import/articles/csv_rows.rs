@@ -70,9 +70,15 @@ pub(super) fn read_csv(
             if matches!(read, Ok(false)) {
                 break 'from_line;
             }
-            let line = lines_before + at.line() as usize;
-            let raw =
-                &data[offset + at.byte() as usize..offset + reader.position().byte() as usize];
+            let (mut line, mut start) = (lines_before + at.line() as usize, at.byte() as usize);
+            let end = reader.position().byte() as usize;
+            // The reader may place a record's start before the line break that ends the line
+            // above (`\r\n` endings) or before blank lines: its first line is the one after.
+            while start < end && matches!(data[offset + start], b'\r' | b'\n') {
+                line += usize::from(data[offset + start] == b'\n');
+                start += 1;
+            }
+            let raw = &data[offset + start..offset + end];
             let spanned = raw.trim_ascii_end().iter().filter(|&&b| b == b'\n').count() + 1;
             let fault = record_fault(&read, raw, record.len(), &header, spanned);
             if let Some((column, reason)) = fault {
@@ -83,7 +89,7 @@ pub(super) fn read_csv(
                 if spanned > 1 {
                     // The lines it ran over are read again, as rows of their own.
                     let first_line_end = raw.iter().position(|&b| b == b'\n').unwrap_or(0);
-                    offset += at.byte() as usize + first_line_end + 1;
+                    offset += start + first_line_end + 1;
                     lines_before = line;
                     continue 'from_line;
                 }
@@ -121,8 +127,13 @@ fn record_fault(
         (Ok(_), None) if fields != header.len() => Some((
             None,
             format!(
-                "not a CSV record: {fields} fields, the header has {}",
-                header.len()
+                "not a CSV record: {fields} fields, the header has {}{}",
+                header.len(),
+                if spanned > 1 {
+                    format!(" (it ran on over {spanned} lines: a quote opened in it closes only on a later line)")
+                } else {
+                    String::new()
+                }
             ),
         )),
         (Ok(_), None) => None,
