@@ -39,12 +39,25 @@ pub enum BaselineError {
     /// The density settings are invalid.
     #[error(transparent)]
     Density(#[from] density::DensityError),
+    /// The corpus is not one (segments that share a key).
+    #[error("corpus: {0}")]
+    Corpus(#[from] crate::corpus::CorpusError),
 }
 
 /// One baseline's clusters of one event: each cluster's members (indices into the event's
 /// segments) most representative first, with a confidence each. `Err`: the event is skipped,
 /// with the reason.
 type Clusters = Result<Vec<Vec<(usize, f64)>>, String>;
+
+/// A corpus's segments (each key once) and gold episodes.
+fn read_corpus(
+    runtime: &tokio::runtime::Runtime,
+    corpus: &str,
+) -> Result<(Vec<Segment>, Vec<GoldEpisode>), BaselineError> {
+    let corpus = Location::parse(corpus, false).map_err(crate::corpus::CorpusError::from)?;
+    let segments = runtime.block_on(crate::corpus::read_segments(&corpus))?;
+    Ok((segments, runtime.block_on(corpus.read_table())?))
+}
 
 /// Runs the baseline and writes `episodes.parquet` and `assignments.parquet` under `out`.
 /// Returns a one-line summary.
@@ -143,10 +156,8 @@ where
         .enable_all()
         .build()
         .map_err(|e| BaselineError::Model(e.to_string()))?;
-    let corpus = Location::parse(corpus, false)?;
+    let (segments, gold) = read_corpus(&runtime, corpus)?;
     let out = Location::parse(out, true)?;
-    let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
-    let gold: Vec<GoldEpisode> = runtime.block_on(corpus.read_table())?;
     let model_dir = runtime.block_on(resolve_model(model))?;
     let encoder = Encoder::<DefaultBackend>::load(&model_dir, &encoder::default_device())?;
     let mut k_of: BTreeMap<&str, usize> = BTreeMap::new();

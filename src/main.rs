@@ -33,6 +33,31 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// SIGTERM, SIGHUP and SIGINT, caught on a thread of their own: one log line (which signal,
+/// what is kept, how to resume), then exit with 128 + the signal's number, as a shell reports a
+/// process the signal ended.
+fn catch_signals(created: Vec<std::path::PathBuf>) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let name = match signal {
+                SIGTERM => "SIGTERM",
+                SIGHUP => "SIGHUP",
+                _ => "SIGINT",
+            };
+            let kept = epimine::run::kept::interrupted().unwrap_or_else(|| {
+                "nothing is left half-written (each output file is written whole, then renamed, or not at all); run the command again".into()
+            });
+            tracing::warn!("{name} received: stopping; {kept}");
+            epimine::storage::remove_empty_folders(&created);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 /// How a successful command ended.
 enum ExitStatus {
     /// Everything done.
@@ -77,7 +102,7 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
         println!("wrote {}/segments.parquet{rejected}", out.display());
     } else {
         let dir = args.dataset_dir.as_deref().unwrap_or_default();
-        let src = Location::parse(dir, false)?;
+        let src = Location::parse(dir, false).context("the dataset folder")?;
         let out = Location::parse(&args.out, true)?;
         let events = import::import(&src, &out).await?;
         print!("{}", import::format_summary(&events));
@@ -91,8 +116,8 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
 
 /// `epimine eval`.
 async fn eval_command(args: cli::EvalArgs) -> anyhow::Result<ExitStatus> {
-    let corpus = Location::parse(&args.corpus, false)?;
-    let run = Location::parse(&args.run, false)?;
+    let corpus = Location::parse(&args.corpus, false).context("the corpus (--corpus)")?;
+    let run = Location::parse(&args.run, false).context("the run (--run)")?;
     let report = eval::eval(&corpus, &run, args.k).await?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -104,8 +129,8 @@ async fn eval_command(args: cli::EvalArgs) -> anyhow::Result<ExitStatus> {
 
 /// `epimine report`: the HTML page of a run.
 async fn report_command(args: cli::ReportArgs) -> anyhow::Result<ExitStatus> {
-    let run = Location::parse(&args.run, false)?;
-    let corpus = Location::parse(&args.corpus, false)?;
+    let run = Location::parse(&args.run, false).context("the run (--run)")?;
+    let corpus = Location::parse(&args.corpus, false).context("the corpus (--corpus)")?;
     let options = report::ReportOptions {
         top_segments: args.top_segments,
         order: if args.order == "confidence" {
@@ -436,6 +461,7 @@ fn main() -> std::process::ExitCode {
     let created = out
         .map(epimine::storage::new_local_folders)
         .unwrap_or_default();
+    catch_signals(created.clone());
     match runtime.block_on(run(cli)) {
         Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),

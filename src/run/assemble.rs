@@ -42,6 +42,14 @@ pub(super) fn commit_run(
         job_entry,
     } = done;
     let started = Instant::now();
+    // The commit begins: a finished run that was there until now stops being one, and the job
+    // of this run replaces its job.toml.
+    super::kept::committing();
+    runtime.block_on(async {
+        out.delete(commit::MANIFEST).await?;
+        out.put(commit::JOB_FILE, job.to_toml().into_bytes().into())
+            .await
+    })?;
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = report::reset_peak_rss();

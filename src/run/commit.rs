@@ -1,9 +1,10 @@
 //! The commit of a run's `--out`: checked before any work (a probe object written and removed;
-//! files of no run of ours refused unless `--overwrite`), un-committed when a run starts
-//! (`run.json` removed), and committed last: the final tables are streamed from the checkpoints
-//! to their names, then `run.json`, which lists every file with its sha256 and row count, is
-//! written. A reader ([`verify`], `epimine eval`) trusts an `--out` only when `run.json` is there
-//! and every file it lists matches.
+//! files of no run of ours refused unless `--overwrite`), and committed last: `run.json` of an
+//! earlier finished run is removed only then (a run that fails or is killed before leaves it
+//! whole), the final tables are streamed from the checkpoints to their names, then `run.json`,
+//! which lists every file with its sha256 and row count, is written. A reader ([`verify`],
+//! `epimine eval`) trusts an `--out` only when `run.json` is there and every file it lists
+//! matches.
 
 use sha2::{Digest, Sha256};
 

@@ -247,6 +247,10 @@ fn compute_wave(
     bar: &crate::progress::Bar,
 ) {
     for (event, (fingerprint, decision)) in now {
+        if ctx.shared.failed() {
+            // The run stops at its first failure: nothing more is computed.
+            break;
+        }
         bar.set_message(&event);
         let Decision::Compute(not_reused) = decision else {
             continue;

@@ -28,6 +28,7 @@ mod event;
 mod exchange;
 mod fault;
 pub mod identity;
+pub mod kept;
 mod layout;
 mod llm;
 pub mod lock;
@@ -128,13 +129,14 @@ fn model_hash(files: &BTreeMap<String, String>) -> String {
     }
 }
 
-/// Checks every input before any work: the corpus has segments, the background loads, the
-/// models are there (fetching a known one). Returns the background and the model folders.
+/// Checks every input before any work: the corpus has segments files with the segments'
+/// columns, the background loads, the models are there (fetching a known one) and load (every
+/// weight read, on the CPU). Returns the background and the model folders.
 fn check_inputs(
     job: &Job,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(background::Background, ModelDirs), RunError> {
-    let corpus = Location::parse(&job.corpus, false)?;
+    let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus))?;
     let bg = runtime.block_on(background::load(&job.background))?;
     let words = runtime.block_on(resolve_model(&job.encoder.model))?;
@@ -142,6 +144,9 @@ fn check_inputs(
         Some(m) => Some(runtime.block_on(resolve_model(m))?),
         None => None,
     };
+    for dir in std::iter::once(&words).chain(&sentence) {
+        crate::encoder::check_model(dir)?;
+    }
     Ok((bg, ModelDirs { words, sentence }))
 }
 
@@ -303,6 +308,10 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         .and_then(|inputs| Ok((inputs, open_out(job, options, &runtime, cluster.process)?)));
     admitted.start(ready.as_ref().map(|_| ()).map_err(|e| e.to_string()))?;
     let (inputs, (out, job_entry, lock)) = ready?;
+    kept::opened(
+        out.display(),
+        runtime.block_on(out.exists(commit::MANIFEST))?,
+    );
     let Some(done) = distributed(
         job,
         inputs,
@@ -346,8 +355,10 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
 }
 
 /// `--out` before any work: writable, ours, held by no other run (process 0 takes its lock,
-/// [`lock`]); un-committed while this run works. Process 0 writes the resolved job there and
-/// returns its entry for `run.json`, and the lock, held until the run ends.
+/// [`lock`], held until the run ends). A finished run there (its `run.json`) stays whole until
+/// this run commits (`assemble::commit_run`), so a run that fails or is killed leaves it as it
+/// was; a folder without one gets the resolved job at once (process 0). Returns `job.toml`'s
+/// entry for `run.json` (process 0) and the lock.
 fn open_out(
     job: &Job,
     options: &RunOptions,
@@ -374,7 +385,9 @@ fn open_out(
             bytes: text.len() as u64,
         });
         runtime.block_on(async {
-            out.delete(commit::MANIFEST).await?;
+            if out.exists(commit::MANIFEST).await? {
+                return Ok(());
+            }
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }

@@ -42,3 +42,13 @@ pub(super) struct Shared {
     /// remain (one big event, the end of a run) the idle workers' cores work on them.
     pub(super) pool: rayon::ThreadPool,
 }
+
+impl Shared {
+    /// Whether some worker of this process recorded an error that fails the run (a storage
+    /// failure, the encoder, the corpus): from then on the workers do no more work and write
+    /// nothing, so the run stops at its first failure and a failure never replaces a good
+    /// checkpoint.
+    pub(super) fn failed(&self) -> bool {
+        !self.errors.lock().expect("error list").is_empty()
+    }
+}

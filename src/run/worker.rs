@@ -56,6 +56,15 @@ impl<'a> Ctx<'a> {
         let Some(out) = &self.shared.out else {
             return;
         };
+        if self.shared.failed() {
+            // The run has failed (the encoder, the corpus, storage): what this event holds is
+            // not written over whatever checkpoint it had.
+            tracing::debug!(
+                "not writing the checkpoint of {}: the run has failed",
+                status.key_event
+            );
+            return;
+        }
         let c = Checkpoint {
             fingerprint: fingerprint.to_string(),
             status: status.clone(),
@@ -63,6 +72,7 @@ impl<'a> Ctx<'a> {
         };
         match self.runtime.block_on(checkpoint::write(out, &c)) {
             Ok(()) => {
+                super::kept::checkpoint_written();
                 let n = self
                     .shared
                     .checkpoints_written

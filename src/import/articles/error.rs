@@ -8,6 +8,9 @@ pub enum ArticlesError {
     /// Reading or writing failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The output folder cannot hold the corpus.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
     /// No input file.
     #[error("{0}: no file found (expected a file, a folder, or a prefix of file names)")]
     NoFiles(String),

@@ -24,6 +24,7 @@
 
 mod check;
 mod config;
+mod csv_rows;
 mod error;
 mod order;
 mod read;
@@ -56,7 +57,9 @@ pub struct ArticlesImport {
 }
 
 /// `epimine import --articles`: reads `spec`, writes `segments.parquet` (and, with
-/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all.
+/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all, then removes
+/// the corpus tables of an earlier import there (labels, gold episodes, rejected rows); a
+/// folder holding other segments files is refused before anything is read.
 ///
 /// Memory: the input files are read one at a time and only their checked articles are kept;
 /// the segments are cut and written one key event at a time (a row group at a time), so the
@@ -67,6 +70,7 @@ pub async fn import(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    crate::corpus::check_import_out(out).await?;
     let (loc, names) = input_files(spec).await?;
     for name in &names {
         if format_of(name).is_none() {
@@ -140,9 +144,14 @@ pub async fn import(
         })
         .collect();
     writer.finish().await?;
+    let mut written = vec!["segments.parquet"];
     if config.on_error == OnError::Skip {
         out.write_table(&result.rejected).await?;
+        written.push("rejected.parquet");
     }
+    // The folder holds this corpus whole: labels and gold episodes of an earlier import (whose
+    // keys name other segments) go.
+    crate::corpus::remove_stale_tables(out, &written).await?;
     Ok(result)
 }
 

@@ -132,7 +132,7 @@ pub(super) fn read_file(
     let (rows, bad) =
         match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
             Format::JsonLines => read_jsonl(file, data, columns),
-            Format::Csv => read_csv(file, data, columns)?,
+            Format::Csv => super::csv_rows::read_csv(file, data, columns)?,
             Format::Parquet => {
                 read_parquet(file, data.clone(), columns, sink)?;
                 return Ok(Vec::new());
@@ -213,70 +213,6 @@ pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows
         rows.push((line, cells));
     }
     (rows, errors)
-}
-
-pub(super) fn read_csv(
-    file: &str,
-    data: &[u8],
-    columns: &Columns,
-) -> Result<FileRows, ArticlesError> {
-    let names = column_names(columns);
-    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(data);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| ArticlesError::Unreadable {
-            file: file.into(),
-            reason: format!("CSV header: {e}"),
-        })?
-        .clone();
-    let header: Vec<String> = header
-        .iter()
-        .map(|h| String::from_utf8_lossy(h).trim().to_string())
-        .collect();
-    required(file, &|c| header.iter().any(|h| h == c), columns)?;
-    let index: [Option<usize>; 6] =
-        std::array::from_fn(|k| header.iter().position(|h| h == names[k]));
-    let (mut rows, mut errors) = (Vec::new(), Vec::new());
-    let mut record = csv::ByteRecord::new();
-    loop {
-        let line = reader.position().line() as usize;
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {
-                let line = record.position().map_or(line, |p| p.line() as usize);
-                let cells: RawRow = std::array::from_fn(|k| match index[k] {
-                    None => Cell::Null,
-                    Some(i) => match record.get(i) {
-                        None => Cell::Null,
-                        Some([]) => Cell::Null,
-                        Some(b) => match std::str::from_utf8(b) {
-                            Ok(s) => Cell::Str(s.to_string()),
-                            Err(_) => Cell::BadUtf8,
-                        },
-                    },
-                });
-                rows.push((line, cells));
-            }
-            Err(e) => {
-                let line = e.position().map_or(line, |p| p.line() as usize);
-                errors.push(RowError {
-                    file: file.into(),
-                    row: line,
-                    unit: "line",
-                    column: None,
-                    reason: format!("not a CSV record: {e}"),
-                    record: None,
-                });
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
-                    break;
-                }
-            }
-        }
-    }
-    Ok((rows, errors))
 }
 
 /// The cells of a Parquet column, or the error naming its type.
