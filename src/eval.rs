@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, GoldEpisode, Label, Segment};
+use crate::tables::{Assignment, GoldEpisode, Label, Segment, Table};
 
 /// The paper's k.
 pub const DEFAULT_K: usize = 5;
@@ -35,6 +35,9 @@ pub enum EvalError {
     /// The run folder is not one whole committed run.
     #[error(transparent)]
     NotCommitted(#[from] crate::run::commit::CommitError),
+    /// The corpus has no labels to score against.
+    #[error("{0}: no labels.parquet, so nothing to score against: `epimine eval` needs a labelled corpus (`epimine import <DATASET_DIR>` of a folder with groundtruth.tsv and episodes.tsv, or `epimine synth`); a corpus from `import --articles` has none. To read a run of your own articles, use `epimine report` or its episode_articles.parquet")]
+    NoLabels(String),
     /// An assignment names a segment that is not in the corpus.
     #[error("{file}: row {row}: segment (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}) is not in the corpus")]
     UnknownSegment {
@@ -310,6 +313,9 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
             "{}: no run.json; reading its assignments as they are",
             run.display()
         );
+    }
+    if !corpus.exists(&Label::file_name()).await? {
+        return Err(EvalError::NoLabels(corpus.display().to_string()));
     }
     let segments: Vec<Segment> = corpus.read_table().await?;
     let labels: Vec<Label> = corpus.read_table().await?;
