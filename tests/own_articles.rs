@@ -490,3 +490,34 @@ fn a_cap_below_the_floor_is_warned_about() {
         "{err}"
     );
 }
+
+#[test]
+fn the_example_job_names_every_episodes_setting_and_the_workers_default() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/example.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let section = |name: &str| -> String {
+        let start = text.find(&format!("\n[{name}]\n")).expect("section") + name.len() + 4;
+        let end = text[start..].find("\n[").map_or(text.len(), |e| start + e);
+        text[start..end].to_string()
+    };
+    let episodes = section("episodes");
+    let defaults = toml::Table::try_from(epimine::episodes::EpisodeParams::default()).unwrap();
+    for (key, value) in defaults {
+        if value.is_table() {
+            continue;
+        }
+        assert!(
+            episodes
+                .lines()
+                .any(|l| l.trim_start_matches("# ").starts_with(&format!("{key} = "))),
+            "jobs/example.toml's [episodes] does not name `{key}`"
+        );
+    }
+    // The workers line is the default a run without a job file has.
+    let cluster = section("cluster");
+    let workers = epimine::cluster::ClusterSettings::default().workers;
+    assert!(
+        cluster.lines().any(|l| l == format!("workers = {workers}")),
+        "{cluster}"
+    );
+}
