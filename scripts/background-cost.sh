@@ -3,7 +3,8 @@
 # background on the development set: two no-LLM runs of the release build, each scored by
 # `epimine eval` (5-F1, mean per event). Needs ../shared beside the checkout (or
 # $EPIMINE_SHARED) and the model all-MiniLM-L6-v2 (fetched on first use), or MODEL=<dir>.
-# Writes under target/background-cost/. About 2 × 2 minutes on 2 cores.
+# Writes under target/background-cost/ (BACKGROUNDS="corpus" runs one of the two). About 2 × 2
+# minutes on 2 quiet cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${EPIMINE_SHARED:-$root/../shared}"
@@ -13,13 +14,13 @@ bin="$root/target/release/epimine"
 cargo build --release --manifest-path "$root/Cargo.toml" >&2
 rm -rf "$work" && mkdir -p "$work"
 "$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
-for bg in bbc corpus; do
-    args=(run --corpus "$work/corpus" --out "$work/$bg" --model "$model" -w 2)
+for bg in ${BACKGROUNDS:-bbc corpus}; do
+    args=(run --corpus "$work/corpus" --out "$work/run-$bg" --model "$model" -w 2)
     [ "$bg" = bbc ] && args+=(--background "$shared/data/background/bbc-news-2225.txt")
     start=$(date +%s)
     "$bin" "${args[@]}" >/dev/null
     secs=$(( $(date +%s) - start ))
-    f1=$("$bin" eval --corpus "$work/corpus" --run "$work/$bg" --json | python3 -c '
+    f1=$("$bin" eval --corpus "$work/corpus" --run "$work/run-$bg" --json | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 events = r["events"]

@@ -85,7 +85,7 @@ fn columns_found_and_missing_are_said_at_once() {
     );
     assert!(
         stdout.contains("no column `published` in ")
-            && stdout.contains("every date is empty")
+            && stdout.contains("its articles have no date")
             && stdout.contains("`date` looks like it: --published-column date"),
         "{stdout}"
     );

@@ -20,9 +20,11 @@ pub struct EventStatus {
     /// Segments.
     pub segments: usize,
     /// Articles (set once the event has episodes).
+    #[serde(default)]
     pub articles: usize,
     /// Per trial: segments and articles in some episode, and left out (empty when the event
     /// failed).
+    #[serde(default)]
     pub coverage: Vec<crate::coverage::Coverage>,
     /// Stage counts (episodes and assigned segments summed over trials).
     pub counts: EventCounts,

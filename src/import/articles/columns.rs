@@ -22,8 +22,8 @@ const REQUIRED: [bool; 6] = [true, true, false, false, true, false];
 const COST: [&str; 6] = [
     "",
     "",
-    "every date is empty: episodes get no dates and the report no timeline",
-    "every title is empty: the report and episode_articles name articles by id",
+    "its articles have no date: episodes get no dates and the report no timeline",
+    "its articles have no title: the report and episode_articles name them by id",
     "",
     "no themes (optional)",
 ];

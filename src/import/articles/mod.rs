@@ -19,8 +19,11 @@
 //!   whole import whatever the setting.
 //! - Duplicates: an article whose text (whitespace collapsed) another article of the same event
 //!   already has is dropped and counted; the first in the order above is kept.
-//! - Articles are cut into segments by [`crate::import::segment`]; boilerplate lines are dropped and
-//!   counted.
+//! - Articles are cut into segments by [`crate::import::segment`]; boilerplate lines are dropped,
+//!   counted and listed in `boilerplate.parquet`.
+//! - Columns (`columns.rs`): a file without some required columns is one error naming each one,
+//!   with its flag and a column of the file that looks like it, and the file's columns; the
+//!   optional ones not found are said in the summary, with what that costs.
 
 mod check;
 mod columns;
