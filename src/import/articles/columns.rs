@@ -3,7 +3,21 @@
 //! (no dates, no titles) are said in the import's summary.
 
 use super::config::Columns;
-use super::read::{column_names, FIELDS};
+
+/// The fields of a row, in the order of its cells.
+pub(super) const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
+
+/// The configured column names, in [`FIELDS`] order.
+pub(super) fn column_names(c: &Columns) -> [&str; 6] {
+    [
+        &c.key_event,
+        &c.id,
+        &c.published,
+        &c.title,
+        &c.text,
+        &c.theme,
+    ]
+}
 
 /// The flag that names each field's column, in [`FIELDS`] order.
 const FLAGS: [&str; 6] = [

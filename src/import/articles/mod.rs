@@ -122,18 +122,7 @@ pub async fn import(
         absent,
         ..Default::default()
     };
-    let names = read::column_names(&config.columns);
-    result.read = read::FIELDS
-        .iter()
-        .zip(names)
-        .filter(|(f, _)| {
-            !result
-                .absent
-                .iter()
-                .any(|(a, files)| a.field == **f && files.len() == n_files)
-        })
-        .map(|(f, n)| (*f, n.to_string()))
-        .collect();
+    result.read = columns_read(&result.absent, n_files, config);
     for (key_event, kept, mut summary) in events {
         let segments = cut_articles(
             &key_event,
@@ -178,6 +167,24 @@ pub async fn import(
         out.write_table(&result.rejected).await?;
     }
     Ok(result)
+}
+
+/// The configured columns found in at least one of the `n_files` input files: (field, column).
+fn columns_read(
+    absent: &[(Absent, Vec<String>)],
+    n_files: usize,
+    config: &ImportConfig,
+) -> Vec<(&'static str, String)> {
+    columns::FIELDS
+        .iter()
+        .zip(columns::column_names(&config.columns))
+        .filter(|(f, _)| {
+            !absent
+                .iter()
+                .any(|(a, files)| a.field == **f && files.len() == n_files)
+        })
+        .map(|(f, n)| (*f, n.to_string()))
+        .collect()
 }
 
 /// The optional columns absent from some input file, with those files.

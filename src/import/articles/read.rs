@@ -47,18 +47,7 @@ pub(super) type RawRow = [Cell; 6];
 /// A file's rows (1-based row or line, cells) and the rows that could not be read at all.
 pub(super) type FileRows = (Vec<(usize, RawRow)>, Vec<RowError>);
 
-pub(super) const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
-
-pub(super) fn column_names(c: &Columns) -> [&str; 6] {
-    [
-        &c.key_event,
-        &c.id,
-        &c.published,
-        &c.title,
-        &c.text,
-        &c.theme,
-    ]
-}
+pub(super) use super::columns::{column_names, FIELDS};
 
 /// A file's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
