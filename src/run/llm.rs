@@ -336,6 +336,7 @@ fn classify_answers(
         report.status.llm = Some(llm_status);
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
+        report.outputs.describe(&p.segments, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
         report.prompt = None;
