@@ -141,8 +141,18 @@ def resolve(path, here, known):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "src")
+    args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print(f"code-shape.py: unknown arguments {' '.join(args)}; usage: scripts/code-shape.py [SRC]", file=sys.stderr)
+        return 2
+    src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "src")
     src = os.path.normpath(src)
+    if not os.path.isdir(src):
+        print(f"code-shape.py: {src}: not a folder (usage: scripts/code-shape.py [SRC])", file=sys.stderr)
+        return 2
     mods = modules(src)
     known = set(mods.values())
     big_files, long_fns, edges = [], [], {m: set() for m in known}
@@ -261,4 +271,4 @@ def tarjan(edges):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
