@@ -46,12 +46,14 @@ pub enum CorpusError {
 }
 
 /// The tables an import writes into a corpus folder: the segments, a dataset's labels and
-/// gold episodes, the rows `--on-error skip` left out.
-pub const IMPORTED_TABLES: [&str; 4] = [
+/// gold episodes, the rows `--on-error skip` left out, the lines an articles import dropped as
+/// boilerplate.
+pub const IMPORTED_TABLES: [&str; 5] = [
     "segments.parquet",
     "labels.parquet",
     "gold_episodes.parquet",
     "rejected.parquet",
+    "boilerplate.parquet",
 ];
 
 /// Before an import writes into `out`: refuses a folder that holds segments files other than
