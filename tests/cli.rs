@@ -444,6 +444,11 @@ fn waiting_for_other_processes_is_logged_on_stderr_and_stdout_stays_clean() {
         stderr.contains("not every other process connected within 6 s; waited for process 1"),
         "{stderr}"
     );
+    // A failed start logs no stage of it as done.
+    assert!(
+        !stderr.contains("statistics dataflow: done"),
+        "a failed start logged its stage as done: {stderr}"
+    );
 }
 
 /// The number before "of" in the last line of `log` that holds `what`'s final count

@@ -69,14 +69,11 @@ impl Stage {
     }
 }
 
+/// A stage dropped before [`Stage::finish`] did not finish: an error (or a panic) left it, and
+/// its line says so rather than `done` (the error itself follows from the caller).
 impl Drop for Stage {
     fn drop(&mut self) {
-        let summary = if std::thread::panicking() {
-            "stopped"
-        } else {
-            "done"
-        };
-        self.end(summary);
+        self.end("stopped, not finished");
     }
 }
 
@@ -280,5 +277,54 @@ impl Bar {
             self.counts.name,
             self.counts.started.elapsed().as_secs_f64()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// What `f` logs at info level and above, as text.
+    fn logged(f: impl FnOnce()) -> String {
+        let buffer = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || SharedWriter(sink.clone()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let text = String::from_utf8_lossy(&buffer.lock().unwrap()).into_owned();
+        text
+    }
+
+    struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for SharedWriter {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stage_left_by_an_error_says_it_stopped_not_done() {
+        fn fails() -> Result<(), String> {
+            let stage = Stage::start("statistics dataflow");
+            Err("a peer never connected".to_string())?;
+            stage.finish("3 terms");
+            Ok(())
+        }
+        let log = logged(|| assert!(fails().is_err()));
+        assert!(
+            log.contains("statistics dataflow: stopped, not finished"),
+            "{log}"
+        );
+        assert!(!log.contains("statistics dataflow: done"), "{log}");
+        let log = logged(|| Stage::start("writing").finish("2 tables"));
+        assert!(log.contains("writing: 2 tables"), "{log}");
     }
 }

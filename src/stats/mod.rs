@@ -302,13 +302,14 @@ pub fn run(
         None => "done; process 0 writes the outputs".into(),
     });
     if let Some(output) = &output {
-        let _stage = Stage::start("writing terms.parquet and pairs.parquet");
+        let stage = Stage::start("writing terms.parquet and pairs.parquet");
         runtime.block_on(async {
             let out = Location::parse(out, true)?;
             out.write_table(&output.terms).await?;
             out.write_table(&output.pairs).await?;
             Ok::<_, StatsError>(())
         })?;
+        stage.finish("written");
     }
     Ok(output)
 }
