@@ -323,6 +323,7 @@ async fn run_command(args: cli::RunArgs) -> anyhow::Result<ExitStatus> {
     let options = epimine::run::RunOptions {
         fresh: args.fresh,
         overwrite: args.overwrite,
+        run_time: args.run_time,
     };
     let outcome =
         tokio::task::spawn_blocking(move || epimine::run::run_with(&job, &options)).await??;
@@ -339,10 +340,33 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     println!(
-        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs}}.parquet, job.toml, run.json",
+        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs,lineage}}.parquet, job.toml, run.json",
         report.events.len(),
         outcome.out
     );
+    if let Some(h) = &report.history {
+        let counts: Vec<String> = h.statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        println!(
+            "history: run {} at {}{}: {} episode(s) {}; see {}/lineage.parquet and {}/{}",
+            h.run,
+            h.run_time,
+            h.previous_run
+                .map(|p| format!(
+                    " (matched to run {p} at {})",
+                    h.previous_run_time.as_deref().unwrap_or("?")
+                ))
+                .unwrap_or_default(),
+            h.statuses.values().sum::<usize>(),
+            if counts.is_empty() {
+                "(none)".to_string()
+            } else {
+                counts.join(", ")
+            },
+            outcome.out,
+            outcome.out,
+            h.file
+        );
+    }
     if report.llm.is_some() {
         print_llm_fallbacks(report);
     }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Term};
+use crate::tables::{Assignment, Episode, EpisodeKeys, FragmentRow, Pair, Term};
 
 /// Everything a run writes, of one event or gathered over events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -17,6 +17,9 @@ pub struct Outputs {
     pub terms: Vec<Term>,
     /// `pairs` rows.
     pub pairs: Vec<Pair>,
+    /// The episodes as stable keys and vectors (kept in the checkpoint, matched at the commit:
+    /// `crate::lineage`).
+    pub episode_keys: Vec<EpisodeKeys>,
 }
 
 impl Outputs {
@@ -27,5 +30,6 @@ impl Outputs {
         self.fragments.extend(other.fragments);
         self.terms.extend(other.terms);
         self.pairs.extend(other.pairs);
+        self.episode_keys.extend(other.episode_keys);
     }
 }

@@ -23,12 +23,14 @@ mod table;
 mod columns;
 mod corpus;
 mod episodes;
+mod lineage;
 mod mining;
 
 pub use corpus::{
     gold_episodes_schema, labels_schema, segments_schema, GoldEpisode, Label, Rejected, Segment,
 };
 pub use episodes::{assignments_schema, episodes_schema, Assignment, Episode, EpisodeSpan};
+pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
 use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
 pub use table::{Table, TableError};
@@ -169,6 +171,9 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Pair::NAME, Pair::schema()),
         (FragmentRow::NAME, FragmentRow::schema()),
         (Rejected::NAME, Rejected::schema()),
+        (Lineage::NAME, Lineage::schema()),
+        (EpisodeKeys::NAME, EpisodeKeys::schema()),
+        (EpisodeState::NAME, EpisodeState::schema()),
         (
             SENTENCE_EMBEDDINGS,
             sentence_embeddings_schema(DEFAULT_VECTOR_DIM),
