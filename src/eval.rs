@@ -56,6 +56,9 @@ pub enum EvalError {
         /// and segment.
         seg_idx: u32,
     },
+    /// The corpus has no labels to score against.
+    #[error("{0}: no labels.parquet, so nothing to score against: `epimine eval` needs a labelled corpus (`epimine import <DATASET_DIR>` of a folder with groundtruth.tsv and episodes.tsv, or `epimine synth`); a corpus from `import --articles` has none. To read a run of your own articles, use `epimine report` or its episode_articles.parquet")]
+    NoLabels(String),
     /// An assignment names a segment that is not in the corpus.
     #[error("{file}: row {row}: segment (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}) is not in the corpus")]
     UnknownSegment {
@@ -331,6 +334,9 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
             "{}: no run.json; reading its assignments as they are",
             run.display()
         );
+    }
+    if !corpus.exists(&Label::file_name()).await? {
+        return Err(EvalError::NoLabels(corpus.display().to_string()));
     }
     let segments: Vec<Segment> = crate::corpus::read_segments(corpus).await?;
     let labels: Vec<Label> = corpus.read_table().await?;

@@ -18,7 +18,7 @@ use super::report::{
 use crate::cluster::Cluster;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
 /// times, `job.toml`'s entry, the previous run's episode ids and this run's time.
@@ -149,6 +149,7 @@ async fn assemble_tables(
     let mut fragments = out.table_writer::<FragmentRow>()?;
     let mut terms = out.table_writer::<Term>()?;
     let mut pairs = out.table_writer::<Pair>()?;
+    let mut articles = out.table_writer::<EpisodeArticle>()?;
     let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
     let streamed = async {
         for status in statuses {
@@ -174,6 +175,7 @@ async fn assemble_tables(
             fragments.push(o.fragments).await?;
             terms.push(o.terms).await?;
             pairs.push(o.pairs).await?;
+            articles.push(o.episode_articles).await?;
             stage.inc();
         }
         Ok(())
@@ -185,6 +187,7 @@ async fn assemble_tables(
         fragments.abort().await;
         terms.abort().await;
         pairs.abort().await;
+        articles.abort().await;
         lineage.abort().await;
         return Err(e);
     }
@@ -204,6 +207,7 @@ async fn assemble_tables(
     done(Term::file_name(), terms.finish().await?);
     done(Pair::file_name(), pairs.finish().await?);
     done(FragmentRow::file_name(), fragments.finish().await?);
+    done(EpisodeArticle::file_name(), articles.finish().await?);
     let (written, report, committed) = lineage.finish().await?;
     for (name, w) in written {
         done(name, w);

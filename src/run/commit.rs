@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::report::TableEntry;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// The file that marks a committed run.
 pub const MANIFEST: &str = "run.json";
@@ -55,6 +55,7 @@ pub fn is_ours(name: &str) -> bool {
         FragmentRow::file_name(),
         Term::file_name(),
         Pair::file_name(),
+        EpisodeArticle::file_name(),
     ];
     name == MANIFEST
         || name == JOB_FILE

@@ -81,6 +81,7 @@ pub(super) fn compute_event(
                     crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
                 report.outputs.episodes = eps;
                 report.outputs.assignments = asg;
+                report.outputs.describe(&p.segments, &mut report.status);
             }
         }
         Err((e, set)) => {

@@ -338,6 +338,7 @@ fn classify_answers(
             crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
+        report.outputs.describe(&p.segments, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
         report.prompt = None;

@@ -142,7 +142,7 @@ fn check_inputs(
 ) -> Result<(background::Background, ModelDirs), RunError> {
     let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus))?;
-    let bg = runtime.block_on(background::load(&job.background))?;
+    let bg = load_background(job, &corpus, runtime)?;
     let words = runtime.block_on(resolve_model(&job.encoder.model))?;
     let sentence = match &job.encoder.sentence_model {
         Some(m) => Some(runtime.block_on(resolve_model(m))?),
@@ -152,6 +152,26 @@ fn check_inputs(
         crate::encoder::check_model(dir)?;
     }
     Ok((bg, ModelDirs { words, sentence }))
+}
+
+/// The job's background, or without one the corpus's own articles (said in one line, with how
+/// to do better).
+fn load_background(
+    job: &Job,
+    corpus: &Location,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<background::Background, RunError> {
+    if !job.background.is_empty() {
+        return Ok(runtime.block_on(background::load(&job.background))?);
+    }
+    let bg = runtime.block_on(background::from_corpus(corpus))?;
+    tracing::info!(
+        "no background given: the corpus's own {} articles are the background (a word found in \
+         many of them weighs little); a general-news text does better: --background FILE, one \
+         article a line (docs/design.md, \"The background\")",
+        bg.n_docs()
+    );
+    Ok(bg)
 }
 
 /// What a run needs before any work, all checked before anything is written.
@@ -294,6 +314,9 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
 /// [`run`] with options.
 pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, RunError> {
     job.validate()?;
+    for warning in job.warnings() {
+        tracing::warn!("{warning}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

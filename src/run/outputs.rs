@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{Assignment, Episode, EpisodeKeys, FragmentRow, Pair, Term};
+use super::report::EventStatus;
+use crate::tables::{
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Term,
+};
 
 /// Everything a run writes, of one event or gathered over events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -17,6 +20,8 @@ pub struct Outputs {
     pub terms: Vec<Term>,
     /// `pairs` rows.
     pub pairs: Vec<Pair>,
+    /// `episode_articles` rows.
+    pub episode_articles: Vec<EpisodeArticle>,
     /// The episodes as stable keys and vectors (kept in the checkpoint, matched at the commit:
     /// `crate::lineage`).
     pub episode_keys: Vec<EpisodeKeys>,
@@ -31,5 +36,15 @@ impl Outputs {
         self.terms.extend(other.terms);
         self.pairs.extend(other.pairs);
         self.episode_keys.extend(other.episode_keys);
+        self.episode_articles.extend(other.episode_articles);
+    }
+
+    /// Once an event's episodes and assignments are in: its `episode_articles` rows, and its
+    /// articles and coverage in `status` ([`crate::coverage`]).
+    pub(super) fn describe(&mut self, segments: &[Segment], status: &mut EventStatus) {
+        self.episode_articles =
+            crate::coverage::episode_articles(segments, &self.episodes, &self.assignments);
+        status.articles = crate::coverage::articles(segments);
+        status.coverage = crate::coverage::coverage(segments, &self.episodes, &self.assignments);
     }
 }

@@ -133,6 +133,19 @@ pub(super) fn decide_events(
         .into_iter()
         .map(|(_, e)| e)
         .collect();
+    // Said before any work, not only in the last line.
+    if ctx.index == 0 && !reused.is_empty() {
+        if let Some(out) = &ctx.shared.out {
+            tracing::info!(
+                "resuming: {} of {} events reused from their checkpoints in {}; computing the \
+                 other {}",
+                reused.len(),
+                layout.owners.len(),
+                out.display(),
+                layout.owners.len().saturating_sub(reused.len())
+            );
+        }
+    }
     Decisions {
         terms: my_terms,
         decided: decisions,

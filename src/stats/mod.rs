@@ -278,10 +278,15 @@ pub fn run(
         .build()
         .map_err(|e| StatsError::Timely(e.to_string()))?;
     // A corpus that cannot be read is an error before any work.
-    let corpus_location = Location::parse(corpus, false).map_err(CorpusError::from)?;
-    runtime.block_on(crate::corpus::segment_files(&corpus_location))?;
+    let corpus_loc = Location::parse(corpus, false).map_err(CorpusError::from)?;
+    runtime.block_on(crate::corpus::segment_files(&corpus_loc))?;
     let stage = Stage::start("loading the background");
-    let background = runtime.block_on(background::load(background_path))?;
+    // No background: the corpus's own articles (`background::from_corpus`).
+    let background = if background_path.is_empty() {
+        runtime.block_on(background::from_corpus(&corpus_loc))?
+    } else {
+        runtime.block_on(background::load(background_path))?
+    };
     stage.finish(&format!("{} documents", background.n_docs()));
     let rounds = [Round {
         corpus: corpus.to_string(),

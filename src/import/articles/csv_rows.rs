@@ -5,7 +5,7 @@ use super::config::Columns;
 use super::error::{ArticlesError, RowError};
 use super::read::{column_names, required, Cell, FileRows, RawRow};
 
-/// Reads a CSV file (a header line, then one record a row; RFC 4180 quoting: a field in `"`
+/// Reads a CSV file, returning its rows and its header (a header line, then one record a row; RFC 4180 quoting: a field in `"`
 /// may hold commas and line breaks, a `"` inside it doubled).
 ///
 /// An unmatched quote would make one field run on over every line up to the next `"` of the
@@ -19,7 +19,7 @@ pub(super) fn read_csv(
     file: &str,
     data: &[u8],
     columns: &Columns,
-) -> Result<FileRows, ArticlesError> {
+) -> Result<(FileRows, Vec<String>), ArticlesError> {
     let names = column_names(columns);
     let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let mut reader = csv::ReaderBuilder::new()
@@ -36,7 +36,7 @@ pub(super) fn read_csv(
         .iter()
         .map(|h| String::from_utf8_lossy(h).trim().to_string())
         .collect();
-    required(file, &|c| header.iter().any(|h| h == c), columns)?;
+    required(file, &header, columns)?;
     let index: [Option<usize>; 6] =
         std::array::from_fn(|k| header.iter().position(|h| h == names[k]));
     let (mut rows, mut errors) = (Vec::new(), Vec::new());
@@ -109,7 +109,7 @@ pub(super) fn read_csv(
             rows.push((line, cells));
         }
     }
-    Ok((rows, errors))
+    Ok(((rows, errors), header))
 }
 
 /// What is wrong with a record read as `read` from `raw` (its bytes; `fields` of them, over

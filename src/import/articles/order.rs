@@ -9,7 +9,7 @@ use super::error::{ArticlesError, RowError};
 use super::read::{column_names, read_file, unit_of, RawRow, FIELDS};
 use crate::import::segment;
 use crate::storage::Location;
-use crate::tables::Segment;
+use crate::tables::{Boilerplate, Segment};
 
 /// The JSON record of a row, for `rejected`.
 pub(super) fn record_json(cells: &RawRow) -> String {
@@ -34,6 +34,8 @@ pub(super) struct Collected {
     pub(super) units: Vec<&'static str>,
     /// Rows read.
     pub(super) rows: usize,
+    /// The columns of each file.
+    pub(super) columns: Vec<Vec<String>>,
 }
 
 impl Collected {
@@ -48,7 +50,7 @@ impl Collected {
         let file_idx = self.files.len();
         let unit = unit_of(file)?;
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
-        let bad = read_file(file, data, &config.columns, &mut |row, cells| {
+        let (bad, file_columns) = read_file(file, data, &config.columns, &mut |row, cells| {
             *rows += 1;
             match check_row(file_idx, row, &cells) {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
@@ -75,6 +77,7 @@ impl Collected {
         self.errors.extend(bad);
         self.files.push(file.to_string());
         self.units.push(unit);
+        self.columns.push(file_columns);
         Ok(())
     }
 }
@@ -142,16 +145,23 @@ pub(super) fn order_event(
     (kept, summary, errors)
 }
 
-/// Cuts one event's kept articles into its segments (doc_id dense in their order).
+/// Cuts one event's kept articles into its segments (doc_id dense in their order); the
+/// boilerplate paragraphs dropped go to `boilerplate`.
 pub(super) fn cut_articles(
     key_event: &str,
     kept: &[Article],
     summary: &mut ArticleSummary,
     config: &ImportConfig,
+    boilerplate: &mut Vec<Boilerplate>,
 ) -> Vec<Segment> {
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event(&texts, &config.segment);
     summary.boilerplate = cut.boilerplate_dropped;
+    boilerplate.extend(cut.boilerplate.into_iter().map(|(text, n)| Boilerplate {
+        key_event: key_event.to_string(),
+        text,
+        dropped: u32::try_from(n).unwrap_or(u32::MAX),
+    }));
     if cut.controls_stripped > 0 {
         tracing::warn!(
             "key event `{key_event}`: removed {} control character(s) from the articles' text",
