@@ -1,10 +1,13 @@
 //! The history of an `--out` (issue 39): at the commit, process 0 matches every event's episodes
-//! to the previous committed run's (`crate::lineage`) and writes, with the five tables,
-//! `lineage.parquet` (this run's episodes, their ids across runs and what changed),
-//! `history/<run>.parquet` (the same rows, one file per run, kept) and `_identity/<run>.parquet`
-//! (the ids handed on to the next run). `_identity/head.json`, written after `run.json`, names
-//! the last run whose history is committed: a run killed before it leaves the previous head, and
-//! the same command again writes the same run number over the files the killed one left.
+//! to the previous committed run's (`crate::lineage`) and writes, with the other tables,
+//! `lineage.parquet` (this run's episodes, their ids across runs and what changed) and
+//! `_identity/<run>.parquet` (the ids handed on to the next run). Once `run.json` is written,
+//! `history/<run>.parquet` (a copy of `lineage.parquet`, kept: `select * from
+//! 'out/history/*.parquet'`) and then `_identity/head.json`, naming the last run whose history is
+//! committed. So `history/` only ever holds runs that committed. A run killed before its
+//! `run.json` leaves the previous head, and the same command again writes the same run number
+//! over what the killed one left; one killed after its `run.json` but before its head is
+//! finished by the next run ([`previous`]), which then follows it.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +47,8 @@ pub struct HistoryReport {
     pub run: u32,
     /// Its time (RFC 3339, UTC): `--run-time`, else when it committed.
     pub run_time: String,
+    /// The same, ms since 1970.
+    pub run_time_ms: i64,
     /// The previous run whose episodes this one's were matched to, and its time.
     pub previous_run: Option<u32>,
     /// Its time.
@@ -82,21 +87,58 @@ pub(super) struct Previous {
     state: BTreeMap<String, Vec<EpisodeState>>,
 }
 
+/// The history part of a committed `run.json`, as read back.
+#[derive(Debug, Deserialize)]
+struct CommittedRun {
+    history: Option<CommittedHistory>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommittedHistory {
+    run: u32,
+    run_time_ms: i64,
+}
+
 /// Reads the last committed head and its state. A head that does not parse, or whose state file
-/// is missing or unreadable, is an error naming it (ids would otherwise be given again).
+/// is missing or unreadable, is an error naming it (ids would otherwise be given again). A run
+/// whose `run.json` is written but whose head is not (killed in between) is finished first: its
+/// history file and head written, so that this run follows it.
 pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
     let fix =
         "; to number the episodes afresh, delete the folders _identity/ and history/ of --out";
-    if !out.exists(HEAD).await? {
+    let mut head: Option<Head> = if out.exists(HEAD).await? {
+        Some(
+            serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| RunError::Out {
+                location: out.display_child(HEAD),
+                reason: format!("not a history head ({e}){fix}"),
+            })?,
+        )
+    } else {
+        None
+    };
+    if let Some(run) = unfinished_commit(out, head.as_ref()).await? {
+        let committed = Committed {
+            head: Head {
+                run: run.run,
+                run_time_ms: run.run_time_ms,
+                run_time: rfc3339(run.run_time_ms),
+                state: state_file(run.run),
+            },
+        };
+        tracing::info!(
+            "{}: run {} committed but was stopped before its history's head; finishing it",
+            out.display(),
+            run.run
+        );
+        head = Some(committed.head.clone());
+        committed.commit(out).await?;
+    }
+    let Some(head) = head else {
         return Ok(Previous {
             head: None,
             state: BTreeMap::new(),
         });
-    }
-    let head: Head = serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| RunError::Out {
-        location: out.display_child(HEAD),
-        reason: format!("not a history head ({e}){fix}"),
-    })?;
+    };
     let unreadable = |reason: String| RunError::Out {
         location: out.display_child(&head.state),
         reason: format!("the episode ids of run {} ({reason}){fix}", head.run),
@@ -116,12 +158,40 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
     })
 }
 
+/// The run of the committed `run.json` in `out` when it is the one after `head` and its state
+/// file is there: a commit stopped between `run.json` and the head.
+async fn unfinished_commit(
+    out: &Location,
+    head: Option<&Head>,
+) -> Result<Option<CommittedHistory>, StorageError> {
+    if !out.exists(super::commit::MANIFEST).await? {
+        return Ok(None);
+    }
+    let Ok(run) = serde_json::from_slice::<CommittedRun>(&out.get(super::commit::MANIFEST).await?)
+    else {
+        return Ok(None);
+    };
+    let Some(h) = run.history else {
+        return Ok(None);
+    };
+    let next = head.map_or(1, |h| h.run + 1);
+    if h.run != next || !out.exists(&state_file(h.run)).await? {
+        return Ok(None);
+    }
+    if !matches!(
+        super::commit::verify(out).await,
+        Ok(super::commit::Verified::Committed(_))
+    ) {
+        return Ok(None);
+    }
+    Ok(Some(h))
+}
+
 /// The writers of a run's history, fed one event at a time, in event order.
 pub(super) struct Writers {
     stamp: Stamp,
     previous: BTreeMap<String, Vec<EpisodeState>>,
     lineage: TableWriter<Lineage>,
-    history: TableWriter<Lineage>,
     state: TableWriter<EpisodeState>,
     statuses: BTreeMap<String, usize>,
 }
@@ -143,7 +213,6 @@ impl Writers {
             stamp,
             previous: previous.state,
             lineage: out.table_writer::<Lineage>()?,
-            history: out.table_writer_named::<Lineage>(&history_file(run))?,
             state: out.table_writer_named::<EpisodeState>(&state_file(run))?,
             statuses: BTreeMap::new(),
         })
@@ -178,7 +247,6 @@ impl Writers {
         for r in &m.lineage {
             *self.statuses.entry(r.status.clone()).or_default() += 1;
         }
-        self.history.push(m.lineage.clone()).await?;
         self.lineage.push(m.lineage).await?;
         self.state.push(m.state).await
     }
@@ -196,12 +264,12 @@ impl Writers {
         let run = self.stamp.run;
         let written = vec![
             (state_file(run), self.state.finish().await?),
-            (history_file(run), self.history.finish().await?),
             (Lineage::file_name(), self.lineage.finish().await?),
         ];
         let report = HistoryReport {
             run,
             run_time: rfc3339(self.stamp.run_time),
+            run_time_ms: self.stamp.run_time,
             previous_run: self.stamp.previous.map(|p| p.0),
             previous_run_time: self.stamp.previous.map(|p| rfc3339(p.1)),
             file: history_file(run),
@@ -219,7 +287,6 @@ impl Writers {
     /// Drops the staged files: nothing appears under their names.
     pub(super) async fn abort(&mut self) {
         self.lineage.abort().await;
-        self.history.abort().await;
         self.state.abort().await;
     }
 }
@@ -230,11 +297,14 @@ pub(super) struct Committed {
 }
 
 impl Committed {
-    /// Writes the head naming this run, then deletes the state files of earlier runs.
+    /// Writes `history/<run>.parquet` (this run's `lineage.parquet`, copied whole), then the head
+    /// naming this run, then deletes the state files of earlier runs.
     pub(super) async fn commit(self, out: &Location) -> Result<(), StorageError> {
+        let rows = out.get(&Lineage::file_name()).await?;
+        out.put(&history_file(self.head.run), rows).await?;
+        super::fault("history", 1);
         let json = serde_json::to_vec_pretty(&self.head).expect("heads serialize");
         out.put(HEAD, json.into()).await?;
-        super::fault("history", 1);
         for (name, _, _) in out.list_folder(STATE_DIR).await? {
             if name.ends_with(".parquet") && name != self.head.state {
                 out.delete(&name).await?;
