@@ -394,6 +394,11 @@ pub struct ImportArgs {
     /// The length (characters) long paragraphs are cut to (default 360).
     #[arg(long, requires = "articles")]
     pub target_chars: Option<usize>,
+    /// Add these articles to the corpus already in --out (a day's feed): articles whose id it
+    /// holds are left out, the rest written as one more `segments-<n>.parquet`; the segments
+    /// already there never change.
+    #[arg(long, requires = "articles")]
+    pub append: bool,
 }
 
 impl ImportArgs {

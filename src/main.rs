@@ -92,15 +92,28 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
     if let Some(spec) = &args.articles {
         let out = Location::parse(&args.out, true)?;
         let config = args.import_config()?;
-        let result = articles::import(spec, &out, &config).await?;
+        let result = if args.append {
+            articles::import_append(spec, &out, &config).await?
+        } else {
+            articles::import(spec, &out, &config).await?
+        };
         print!("{}", articles::format_summary(&result));
+        if args.append && result.segments == 0 {
+            println!("nothing new to add: {} is as it was", out.display());
+            return Ok(ExitStatus::Done);
+        }
         let rejected = if config.on_error == articles::OnError::Skip {
             format!(" and rejected.parquet ({} rows)", result.rejected.len())
         } else {
             String::new()
         };
+        let file = if args.append {
+            "one more segments-<n>.parquet".to_string()
+        } else {
+            "segments.parquet".to_string()
+        };
         println!(
-            "wrote {}/segments.parquet, boilerplate.parquet ({} paragraphs dropped as boilerplate){rejected}",
+            "wrote {}/{file}, boilerplate ({} paragraphs dropped as boilerplate){rejected}",
             out.display(),
             result.boilerplate.len()
         );
