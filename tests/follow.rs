@@ -410,6 +410,27 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
         "{} planted segments; {diagnosis:#?}",
         planted_texts.len()
     );
+    // The report marks it, and the episodes that grew.
+    let page = dir.path().join("report.html");
+    epimine_ok(&[
+        "report",
+        "--run",
+        s(&out),
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&page),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<span class=\"change new\" title=\"id #{} across runs (lineage.parquet)\">new since run 1</span>",
+            holder.stable_id
+        )),
+        "the report does not mark the new episode"
+    );
+    let grown = rows.iter().filter(|r| r.status == "grown").count();
+    assert_eq!(html.matches("class=\"change grown\"").count(), grown);
     // New ids are fresh: above every id the event had.
     let max_before = first_ids
         .iter()
