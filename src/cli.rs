@@ -101,9 +101,22 @@ pub struct RunArgs {
     /// Write into an --out that holds files of something other than an epimine run.
     #[arg(long)]
     pub overwrite: bool,
+    /// The run's time in the history of --out (`lineage.parquet`, `history/`): ISO 8601
+    /// (`2024-05-01`, `2024-05-01T06:00:00Z`) or Unix seconds; default: when it commits.
+    #[arg(long, value_name = "TIME", value_parser = run_time)]
+    pub run_time: Option<i64>,
     /// Timely layout (overrides the job's `[cluster]`).
     #[command(flatten)]
     pub timely: OptionalTimelyArgs,
+}
+
+/// `--run-time`: ms since 1970 UTC.
+fn run_time(text: &str) -> Result<i64, String> {
+    crate::import::articles::parse_time(text)
+        .map(|s| s.saturating_mul(1000))
+        .ok_or_else(|| {
+            format!("`{text}` is not a time: give ISO 8601 (2024-05-01T06:00:00Z) or Unix seconds")
+        })
 }
 
 /// Timely flags that override a job's `[cluster]` section only when given; what neither gives
@@ -381,6 +394,11 @@ pub struct ImportArgs {
     /// The length (characters) long paragraphs are cut to (default 360).
     #[arg(long, requires = "articles")]
     pub target_chars: Option<usize>,
+    /// Add these articles to the corpus already in --out (a day's feed): articles whose id it
+    /// holds are left out, the rest written as one more `segments-<n>.parquet`; the segments
+    /// already there never change.
+    #[arg(long, requires = "articles")]
+    pub append: bool,
 }
 
 impl ImportArgs {

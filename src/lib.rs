@@ -8,7 +8,8 @@
 //!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
 //!   and sentence encoders (ALGORITHM.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
 //!   linkage cut, [`llm`] the LLM client (§5), [`stats`] the statistics dataflow (§1–§2),
-//!   [`episodes`] the per-event stages (§3–§6), and [`job`] a run's settings, theirs together;
+//!   [`episodes`] the per-event stages (§3–§6), [`lineage`] episodes followed from run to run,
+//!   and [`job`] a run's settings, theirs together;
 //! - the commands: [`encode`], [`run`] (the whole pipeline), [`eval`] (paper appendix C),
 //!   [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the built-in
 //!   default run); [`cli`] parses them for the binary (`src/main.rs`).
@@ -31,6 +32,7 @@ pub mod eval;
 pub mod import;
 pub mod job;
 pub mod keys;
+pub mod lineage;
 pub mod llm;
 pub mod progress;
 pub mod report;

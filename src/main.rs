@@ -92,15 +92,28 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
     if let Some(spec) = &args.articles {
         let out = Location::parse(&args.out, true)?;
         let config = args.import_config()?;
-        let result = articles::import(spec, &out, &config).await?;
+        let result = if args.append {
+            articles::import_append(spec, &out, &config).await?
+        } else {
+            articles::import(spec, &out, &config).await?
+        };
         print!("{}", articles::format_summary(&result));
+        if args.append && result.segments == 0 {
+            println!("nothing new to add: {} is as it was", out.display());
+            return Ok(ExitStatus::Done);
+        }
         let rejected = if config.on_error == articles::OnError::Skip {
             format!(" and rejected.parquet ({} rows)", result.rejected.len())
         } else {
             String::new()
         };
+        let file = if args.append {
+            "one more segments-<n>.parquet".to_string()
+        } else {
+            "segments.parquet".to_string()
+        };
         println!(
-            "wrote {}/segments.parquet, boilerplate.parquet ({} paragraphs dropped as boilerplate){rejected}",
+            "wrote {}/{file}, boilerplate ({} paragraphs dropped as boilerplate){rejected}",
             out.display(),
             result.boilerplate.len()
         );
@@ -338,6 +351,7 @@ async fn run_command(args: cli::RunArgs) -> anyhow::Result<ExitStatus> {
     let options = epimine::run::RunOptions {
         fresh: args.fresh,
         overwrite: args.overwrite,
+        run_time: args.run_time,
     };
     let outcome =
         tokio::task::spawn_blocking(move || epimine::run::run_with(&job, &options)).await??;
@@ -354,11 +368,34 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     println!(
-        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,fragments,terms,pairs}}.parquet, job.toml, run.json",
+        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,fragments,terms,pairs,lineage}}.parquet, job.toml, run.json",
         report.events.len(),
         outcome.out
     );
     print_coverage(report);
+    if let Some(h) = &report.history {
+        let counts: Vec<String> = h.statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        println!(
+            "history: run {} at {}{}: {} episode(s) {}; see {}/lineage.parquet and {}/{}",
+            h.run,
+            h.run_time,
+            h.previous_run
+                .map(|p| format!(
+                    " (matched to run {p} at {})",
+                    h.previous_run_time.as_deref().unwrap_or("?")
+                ))
+                .unwrap_or_default(),
+            h.statuses.values().sum::<usize>(),
+            if counts.is_empty() {
+                "(none)".to_string()
+            } else {
+                counts.join(", ")
+            },
+            outcome.out,
+            outcome.out,
+            h.file
+        );
+    }
     if report.llm.is_some() {
         print_llm_fallbacks(report);
     }

@@ -483,7 +483,12 @@ impl Location {
     /// Starts writing the rows of table `T` as `<location>/<T::NAME>.parquet`, a batch at a time
     /// ([`TableWriter`]): the same bytes as [`Location::write_table`] with the same rows.
     pub fn table_writer<T: Table>(&self) -> Result<TableWriter<T>> {
-        let name = T::file_name();
+        self.table_writer_named(&T::file_name())
+    }
+
+    /// [`Location::table_writer`] into the file `name` (e.g. `history/000002.parquet`).
+    pub fn table_writer_named<T: Table>(&self, name: &str) -> Result<TableWriter<T>> {
+        let name = name.to_string();
         let location = self.display_child(&name);
         let sink = HashingSink::new(BufWriter::new(Arc::clone(&self.store), self.object(&name)));
         let writer =

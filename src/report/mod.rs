@@ -8,6 +8,9 @@
 //! (linked when the article's id is a URL), date and rank in the episode. A baseline's output
 //! (no `run.json`) is shown too, every event of the corpus as it is. Nothing is fetched at view
 //! time: the styles and the one small script are inline, the timelines are plain inline SVG.
+//! An episode that is new, grew, split off or took others in since the previous run of the same
+//! `--out` (its `lineage.parquet`) is marked so (`<span class="change new">`), with its id
+//! across runs and what it gained.
 //! Without JavaScript everything is there; with it, a search box and an event filter hide the
 //! events that do not match (also driven by the page's query string:
 //! `report.html?q=lava&event=2018_hawaii_volcano`).
@@ -38,7 +41,7 @@ pub use options::{ReportOptions, SegmentOrder, Written, DEFAULT_FILE, DEFAULT_TO
 
 use crate::run::commit::{self, Verified};
 use crate::storage::Location;
-use crate::tables::{Assignment, Episode, Table};
+use crate::tables::{Assignment, Episode, Lineage, Table};
 use page::page;
 use read::{assigned_slots, manifest, read_corpus};
 use view::{check_corpus, event_views, Inputs};
@@ -80,6 +83,13 @@ pub async fn render(
         Some(m) => m,
         None => read::baseline_manifest(&per_event, &episodes),
     };
+    // The run's history (`epimine run` since issue 39): what is new or grew since the previous
+    // run of the same `--out`. A run without one shows no marks.
+    let lineage: Vec<Lineage> = if !baseline && run.exists(&Lineage::file_name()).await? {
+        run.read_table().await?
+    } else {
+        Vec::new()
+    };
     let inputs = Inputs {
         run_name: run.display(),
         corpus_name: corpus.display(),
@@ -87,6 +97,7 @@ pub async fn render(
         per_event: &per_event,
         found: &found,
         by_episode: &by_episode,
+        lineage: &lineage,
     };
     check_corpus(&inputs, &assignments)?;
     let views = event_views(&inputs, &episodes, options);

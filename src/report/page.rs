@@ -28,6 +28,7 @@ svg .m{fill:#2f6fd6}svg .c{fill:#b9c0cc}svg text{fill:#3a4150}svg .axis{stroke:#
 ol.episodes{padding-left:0;list-style:none;margin:0}
 li.episode{margin:10px 0 14px;padding-left:10px;border-left:3px solid #2f6fd6}
 .kw{color:#3d5a80}ol.segs{margin:4px 0 0;padding-left:22px}ol.segs li{margin:3px 0}
+.change{font-size:12px;font-weight:normal;padding:1px 6px;border-radius:3px;margin-left:6px;background:#e8f0fd;color:#1d4f9c}.change.new{background:#e5f6e8;color:#1c6b2e}
 ol.segs cite{color:#5a6270;font-style:normal;font-size:12px;margin-left:6px}
 #tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;padding:2px 6px;border-radius:3px;font-size:12px;display:none;z-index:3}
 "#;
@@ -195,6 +196,45 @@ fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOpti
     out.push_str("</ol>\n</details>\n</section>\n");
 }
 
+/// The mark of an episode that is new or changed since the previous run (`lineage.parquet`):
+/// empty for one that continued unchanged, or without a history.
+fn change_mark(e: &EpisodeView) -> String {
+    let Some(c) = e.change else {
+        return String::new();
+    };
+    let since = c
+        .previous_run
+        .map(|p| format!(" since run {p}"))
+        .unwrap_or_default();
+    let text = match c.status.as_str() {
+        "new" if c.previous_run.is_none() => return String::new(),
+        "new" => format!("new{since}"),
+        "grown" => format!(
+            "grew{since}: +{} segments, +{} articles",
+            c.new_segments, c.new_articles
+        ),
+        "split" => format!(
+            "split off #{}{since}",
+            c.from_ids.first().copied().unwrap_or_default()
+        ),
+        _ if c.from_ids.len() > 1 => format!(
+            "took in #{}{since}",
+            c.from_ids[1..]
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", #")
+        ),
+        _ => return String::new(),
+    };
+    format!(
+        " <span class=\"change {}\" title=\"id #{} across runs (lineage.parquet)\">{}</span>",
+        escape(&c.status),
+        c.stable_id,
+        escape(&text)
+    )
+}
+
 /// One episode of event `i`: heading, keywords, counts and dates, top segments (each with its
 /// article, linked when its id is a URL, and its rank in the episode).
 fn episode_item(
@@ -207,8 +247,9 @@ fn episode_item(
     let ep = e.episode;
     let _ = writeln!(
         out,
-        "<li class=\"episode\" id=\"ev-{i}-e{id}\" data-episode-id=\"{id}\"><h3>{id} · {}</h3>",
+        "<li class=\"episode\" id=\"ev-{i}-e{id}\" data-episode-id=\"{id}\"><h3>{id} · {}{}</h3>",
         escape(&episode_heading(ep)),
+        change_mark(e),
         id = ep.episode_id,
     );
     if ep.source == "llm" && !ep.keywords.is_empty() {

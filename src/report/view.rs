@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::error::ReportError;
 use super::options::ReportOptions;
 use super::read::{ByEpisode, CorpusEvent, EventLine, Found, FoundMap, Manifest};
-use crate::tables::{Assignment, Episode, Segment};
+use crate::tables::{Assignment, Episode, Lineage, Segment};
 
 /// One episode as the page shows it.
 pub(super) struct EpisodeView<'a> {
@@ -17,6 +17,8 @@ pub(super) struct EpisodeView<'a> {
     pub(super) undated: u32,
     /// Top segments by confidence.
     pub(super) top: Vec<(&'a Assignment, &'a Segment)>,
+    /// What became of it since the previous run of the same `--out` (`lineage.parquet`).
+    pub(super) change: Option<&'a Lineage>,
 }
 
 /// One event as the page shows it.
@@ -43,6 +45,8 @@ pub(super) struct Inputs<'a> {
     pub(super) per_event: &'a BTreeMap<String, CorpusEvent>,
     pub(super) found: &'a FoundMap<'a>,
     pub(super) by_episode: &'a ByEpisode<'a>,
+    /// The run's `lineage` rows (none for a baseline or a run without a history).
+    pub(super) lineage: &'a [Lineage],
 }
 
 /// The slot of an assigned segment.
@@ -183,10 +187,16 @@ fn episode_view<'a>(
             )
         })
         .collect();
+    let change = inputs.lineage.iter().find(|r| {
+        r.key_event == episode.key_event
+            && r.trial == episode.trial
+            && r.episode_id == Some(episode.episode_id)
+    });
     EpisodeView {
         episode,
         days,
         undated,
         top,
+        change,
     }
 }

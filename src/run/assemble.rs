@@ -1,5 +1,6 @@
 //! The commit (process 0): the checkpoints of events no longer in the corpus deleted, the final
-//! tables streamed from the checkpoints, then `run.json`, last.
+//! tables streamed from the checkpoints with the history ([`history`]), then `run.json`, then
+//! the history's head.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -9,6 +10,7 @@ use super::commit;
 use super::error::RunError;
 use super::exchange::Gathered;
 use super::fault::fault;
+use super::history;
 use super::report::{
     self, AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime,
     TableEntry,
@@ -19,12 +21,14 @@ use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
-/// times and `job.toml`'s entry.
+/// times, `job.toml`'s entry, the previous run's episode ids and this run's time.
 pub(super) struct Finished {
     pub(super) gathered: Gathered,
     pub(super) model: ModelInfo,
     pub(super) stages: Vec<StageTime>,
     pub(super) job_entry: Option<TableEntry>,
+    pub(super) previous: history::Previous,
+    pub(super) run_time: Option<i64>,
 }
 
 /// The commit (process 0): the final tables from the checkpoints, then `run.json`, last.
@@ -40,6 +44,8 @@ pub(super) fn commit_run(
         model,
         mut stages,
         job_entry,
+        previous,
+        run_time,
     } = done;
     let started = Instant::now();
     // The commit begins: a finished run that was there until now stops being one, and the job
@@ -53,7 +59,9 @@ pub(super) fn commit_run(
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = report::reset_peak_rss();
-    let mut tables = runtime.block_on(assemble_tables(out, &statuses))?;
+    let run_time = run_time.unwrap_or_else(history::now_ms);
+    let (mut tables, history, committed) =
+        runtime.block_on(assemble_tables(out, &statuses, previous, run_time))?;
     let assembly_memory = rss_before
         .zip(report::peak_rss())
         .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
@@ -91,12 +99,17 @@ pub(super) fn commit_run(
         checkpoints: summary,
         tables,
         assembly_memory,
+        history: Some(history),
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| RunError::Out {
         location: out.display_child(commit::MANIFEST),
         reason: e.to_string(),
     })?;
-    runtime.block_on(out.put(commit::MANIFEST, json.into_bytes().into()))?;
+    runtime.block_on(async {
+        out.put(commit::MANIFEST, json.into_bytes().into()).await?;
+        // The history's own commit, after the run's: the next run continues from this one.
+        committed.commit(out).await
+    })?;
     Ok(report)
 }
 
@@ -121,11 +134,16 @@ pub(super) async fn delete_stale(
 }
 
 /// Streams the final tables from the checkpoints, one event at a time in event order, each
-/// table whole or not at all, and returns their entries for `run.json`.
+/// table whole or not at all, with the history (each event's episodes matched to the previous
+/// run's, [`history::Writers`]), and returns their entries for `run.json`, the history's report
+/// and what commits it once `run.json` is written.
 async fn assemble_tables(
     out: &Location,
     statuses: &[EventStatus],
-) -> Result<Vec<TableEntry>, RunError> {
+    previous: history::Previous,
+    run_time: i64,
+) -> Result<(Vec<TableEntry>, history::HistoryReport, history::Committed), RunError> {
+    let mut lineage = history::Writers::start(out, previous, run_time)?;
     let mut episodes = out.table_writer::<Episode>()?;
     let mut assignments = out.table_writer::<Assignment>()?;
     let mut fragments = out.table_writer::<FragmentRow>()?;
@@ -150,6 +168,8 @@ async fn assemble_tables(
                 }
             };
             let o = c.outputs;
+            let found = (status.status == "ok").then_some(o.episode_keys);
+            lineage.event(&status.key_event, found).await?;
             episodes.push(o.episodes).await?;
             assignments.push(o.assignments).await?;
             fragments.push(o.fragments).await?;
@@ -168,6 +188,7 @@ async fn assemble_tables(
         terms.abort().await;
         pairs.abort().await;
         articles.abort().await;
+        lineage.abort().await;
         return Err(e);
     }
     stage.finish();
@@ -187,5 +208,9 @@ async fn assemble_tables(
     done(Pair::file_name(), pairs.finish().await?);
     done(FragmentRow::file_name(), fragments.finish().await?);
     done(EpisodeArticle::file_name(), articles.finish().await?);
-    Ok(entries)
+    let (written, report, committed) = lineage.finish().await?;
+    for (name, w) in written {
+        done(name, w);
+    }
+    Ok((entries, report, committed))
 }

@@ -3,7 +3,8 @@
 //!
 //! A checkpoint is `MAGIC`, the length of a JSON header (u64, little-endian), the header (format,
 //! key event, fingerprint, status, each table's row count and byte length), then each table as
-//! an in-memory Parquet file (episodes, assignments, fragments, terms, pairs, episode_articles),
+//! an in-memory Parquet file (episodes, assignments, fragments, terms, pairs, episode_articles,
+//! and the episodes as stable keys and vectors, `episode_keys`, for the next run's matching),
 //! and last the sha256 of everything before it. A checkpoint that is cut short or altered fails
 //! the sha256 and is never half-read.
 //!
@@ -24,11 +25,13 @@ use super::outputs::Outputs;
 use super::report::EventStatus;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Segment, Table, Term};
+use crate::tables::{
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Table, Term,
+};
 
 /// The version of the output format: tables, checkpoints, `run.json`. A checkpoint of another
 /// version is recomputed.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// The folder of the checkpoints inside `--out`.
 pub const DIR: &str = "_checkpoints";
@@ -104,6 +107,11 @@ impl SegmentDigest {
         }
         h.update(s.seg_idx.to_le_bytes());
         field(&mut h, s.text.as_bytes());
+        // The article's id names its segments' stable keys (`lineage::segment_keys`).
+        match &s.source_id {
+            Some(id) => field(&mut h, id.as_bytes()),
+            None => h.update([0xff; 8]),
+        }
         let d = h.finalize();
         self.add(&SegmentDigest {
             count: 1,
@@ -254,6 +262,11 @@ pub fn encode(c: &Checkpoint, location: &str) -> Result<Bytes, CheckpointError> 
             o.episode_articles.len(),
             parquet_bytes(&o.episode_articles),
         ),
+        (
+            EpisodeKeys::NAME,
+            o.episode_keys.len(),
+            parquet_bytes(&o.episode_keys),
+        ),
     ];
     let mut tables = Vec::new();
     let mut body = Vec::new();
@@ -341,6 +354,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
         Term::NAME,
         Pair::NAME,
         EpisodeArticle::NAME,
+        EpisodeKeys::NAME,
     ];
     if blobs.len() != names.len() || blobs.iter().zip(names).any(|(b, n)| b.0 != n) {
         return Err(corrupt("unexpected tables".into()));
@@ -357,7 +371,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     });
     macro_rules! table {
         ($field:ident, $t:ty) => {{
-            let (b, check) = blobs.next().expect("six tables");
+            let (b, check) = blobs.next().expect("seven tables");
             outputs.$field = parquet_rows::<$t>(b).map_err(&corrupt)?;
             check(outputs.$field.len()).map_err(&corrupt)?;
         }};
@@ -368,6 +382,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     table!(terms, Term);
     table!(pairs, Pair);
     table!(episode_articles, EpisodeArticle);
+    table!(episode_keys, EpisodeKeys);
     if header.status.key_event != header.key_event {
         return Err(corrupt("its status names another event".into()));
     }
@@ -525,5 +540,13 @@ mod tests {
         z.add_segment(&a);
         z.add_segment(&seg(1, "two!"));
         assert_ne!(x, z);
+        // The article's id too: the segments' stable keys follow it.
+        let mut w = SegmentDigest::default();
+        w.add_segment(&a);
+        w.add_segment(&Segment {
+            source_id: Some("https://example.org/2".into()),
+            ..b.clone()
+        });
+        assert_ne!(x, w);
     }
 }

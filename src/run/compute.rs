@@ -77,6 +77,8 @@ pub(super) fn compute_event(
                 );
                 report.status.counts.kept_clusters = kept;
                 finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+                report.outputs.episode_keys =
+                    crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
                 report.outputs.episodes = eps;
                 report.outputs.assignments = asg;
                 report.outputs.describe(&p.segments, &mut report.status);

@@ -3,7 +3,9 @@
 /// Test hook (`EPIMINE_FAULT=point` or `point:n`): the process kills itself with SIGKILL when it
 /// reaches `point` for the n-th time (default the first): `statistics`, `encoding` (worker 0),
 /// `checkpoint` (after the n-th checkpoint this process wrote), `assembly` (after the n-th
-/// final table is in place). For the resume tests; never set it otherwise.
+/// final table is in place: the six tables, then `_identity/<run>.parquet` and
+/// `lineage.parquet`), `history` (after `run.json` and `history/<run>.parquet`, before the
+/// history's head). For the resume tests; never set it otherwise.
 pub(crate) fn fault(point: &str, n: usize) {
     let Ok(spec) = std::env::var("EPIMINE_FAULT") else {
         return;

@@ -334,6 +334,8 @@ fn classify_answers(
             .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
         finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
         report.status.llm = Some(llm_status);
+        report.outputs.episode_keys =
+            crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
         report.outputs.describe(&p.segments, &mut report.status);

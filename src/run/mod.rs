@@ -15,8 +15,9 @@
 //! per `--out` in [`lock`].
 //!
 //! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
-//! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json` and the
-//! checkpoints in `_checkpoints/`.
+//! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json`, the
+//! checkpoints in `_checkpoints/`, and the history of the `--out` ([`history`]):
+//! `lineage.parquet`, `history/` and `_identity/`.
 
 mod assemble;
 mod cache;
@@ -27,6 +28,7 @@ mod error;
 mod event;
 mod exchange;
 mod fault;
+pub mod history;
 pub mod identity;
 pub mod kept;
 mod layout;
@@ -72,6 +74,8 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Write into an `--out` that holds files of something else.
     pub overwrite: bool,
+    /// The run's time in its history (ms since 1970 UTC); `None`: when it commits.
+    pub run_time: Option<i64>,
 }
 
 fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
@@ -330,7 +334,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     let ready = prepare(job, &runtime, false, &cluster)
         .and_then(|inputs| Ok((inputs, open_out(job, options, &runtime, cluster.process)?)));
     admitted.start(ready.as_ref().map(|_| ()).map_err(|e| e.to_string()))?;
-    let (inputs, (out, job_entry, lock)) = ready?;
+    let (inputs, (out, job_entry, lock, previous)) = ready?;
     kept::opened(
         out.display(),
         runtime.block_on(out.exists(commit::MANIFEST))?,
@@ -362,6 +366,8 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         model,
         stages,
         job_entry,
+        previous: previous.expect("process 0 read the history"),
+        run_time: options.run_time,
     };
     if let Some(lock) = &lock {
         lock.still_held().map_err(|reason| RunError::Out {
@@ -377,17 +383,27 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     }))
 }
 
+/// What [`open_out`] gives: `--out`, `job.toml`'s entry for `run.json`, the lock and the
+/// previous run's episode ids (process 0).
+type Opened = (
+    Location,
+    Option<TableEntry>,
+    Option<lock::RunLock>,
+    Option<history::Previous>,
+);
+
 /// `--out` before any work: writable, ours, held by no other run (process 0 takes its lock,
 /// [`lock`], held until the run ends). A finished run there (its `run.json`) stays whole until
 /// this run commits (`assemble::commit_run`), so a run that fails or is killed leaves it as it
 /// was; a folder without one gets the resolved job at once (process 0). Returns `job.toml`'s
-/// entry for `run.json` (process 0) and the lock.
+/// entry for `run.json` (process 0), the lock, and the previous committed run's episode ids
+/// (process 0: read now, so that a broken history stops the run before any work).
 fn open_out(
     job: &Job,
     options: &RunOptions,
     runtime: &tokio::runtime::Runtime,
     process: usize,
-) -> Result<(Location, Option<TableEntry>, Option<lock::RunLock>), RunError> {
+) -> Result<Opened, RunError> {
     let out_error = |reason: String| RunError::Out {
         location: job.out.clone(),
         reason,
@@ -398,8 +414,10 @@ fn open_out(
         .map_err(out_error)?;
     let mut job_entry = None;
     let mut held = None;
+    let mut previous = None;
     if process == 0 {
         held = Some(lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
+        previous = Some(runtime.block_on(history::previous(&out))?);
         let text = job.to_toml().into_bytes();
         job_entry = Some(TableEntry {
             name: commit::JOB_FILE.into(),
@@ -414,7 +432,7 @@ fn open_out(
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }
-    Ok((out, job_entry, held))
+    Ok((out, job_entry, held, previous))
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::report::EventStatus;
-use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Segment, Term};
+use crate::tables::{
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Term,
+};
 
 /// Everything a run writes, of one event or gathered over events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -20,6 +22,9 @@ pub struct Outputs {
     pub pairs: Vec<Pair>,
     /// `episode_articles` rows.
     pub episode_articles: Vec<EpisodeArticle>,
+    /// The episodes as stable keys and vectors (kept in the checkpoint, matched at the commit:
+    /// `crate::lineage`).
+    pub episode_keys: Vec<EpisodeKeys>,
 }
 
 impl Outputs {
@@ -30,6 +35,7 @@ impl Outputs {
         self.fragments.extend(other.fragments);
         self.terms.extend(other.terms);
         self.pairs.extend(other.pairs);
+        self.episode_keys.extend(other.episode_keys);
         self.episode_articles.extend(other.episode_articles);
     }
 

@@ -189,6 +189,10 @@ pub struct RunReport {
     pub tables: Vec<TableEntry>,
     /// Resident memory of process 0 around the final assembly (Linux; `null` elsewhere).
     pub assembly_memory: Option<AssemblyMemory>,
+    /// This run in the history of its `--out`: its number and time, the previous run's, and
+    /// its episodes' statuses (`lineage.parquet`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::history::HistoryReport>,
 }
 
 /// Resident memory around the final assembly, in MiB: when it began, and the peak while it ran

@@ -4,13 +4,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ListBuilder, StringBuilder};
-use arrow_array::types::{Float64Type, UInt32Type};
+use arrow_array::builder::{
+    Float32Builder, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::types::{Float32Type, Float64Type, UInt32Type, UInt64Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Date32Array, Float64Array, ListArray, RecordBatch, StringArray,
-    UInt32Array,
+    TimestampMillisecondArray, UInt32Array,
 };
-use arrow_schema::{DataType, Field};
+use arrow_schema::{DataType, Field, TimeUnit};
 
 use super::table::{column, no_nulls, primitives, string_array, strings, u32_array, TableError};
 
@@ -286,3 +288,139 @@ impl Kind for StringList {
             .collect()
     }
 }
+
+/// `timestamp[ms, UTC]`, not null: `i64` milliseconds since 1970-01-01T00:00:00Z.
+pub(super) struct TimestampMs;
+
+/// The Arrow type of [`TimestampMs`] and [`TimestampMsOpt`].
+fn timestamp_ms() -> DataType {
+    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
+}
+
+impl Kind for TimestampMs {
+    type Value = i64;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, timestamp_ms(), false)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a i64>) -> ArrayRef {
+        Arc::new(TimestampMillisecondArray::from_iter_values(values.copied()).with_timezone("UTC"))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<i64>, TableError> {
+        let a = column::<TimestampMillisecondArray>(t, b, name)?;
+        no_nulls(t, name, a)?;
+        Ok(a.values().to_vec())
+    }
+}
+
+/// `timestamp[ms, UTC]`, nullable: `Option<i64>`.
+pub(super) struct TimestampMsOpt;
+
+impl Kind for TimestampMsOpt {
+    type Value = Option<i64>;
+
+    fn field(name: &str) -> Field {
+        Field::new(name, timestamp_ms(), true)
+    }
+
+    fn array<'a>(values: impl Iterator<Item = &'a Option<i64>>) -> ArrayRef {
+        Arc::new(TimestampMillisecondArray::from_iter(values.copied()).with_timezone("UTC"))
+    }
+
+    fn read(t: &'static str, b: &RecordBatch, name: &str) -> Result<Vec<Option<i64>>, TableError> {
+        Ok(column::<TimestampMillisecondArray>(t, b, name)?
+            .iter()
+            .collect())
+    }
+}
+
+/// The items of every row of a list column of primitives (no null list, no null item).
+fn primitive_lists<T: arrow_array::ArrowPrimitiveType>(
+    t: &'static str,
+    b: &RecordBatch,
+    name: &str,
+) -> Result<Vec<Vec<T::Native>>, TableError> {
+    let lists = column::<ListArray>(t, b, name)?;
+    no_nulls(t, name, lists)?;
+    let err = |reason: &str| TableError {
+        table: t,
+        column: name.into(),
+        reason: reason.into(),
+    };
+    (0..lists.len())
+        .map(|i| {
+            let list = lists.value(i);
+            let items = list
+                .as_any()
+                .downcast_ref::<arrow_array::PrimitiveArray<T>>()
+                .ok_or_else(|| err("items of the wrong type"))?;
+            if items.null_count() > 0 {
+                return Err(err("null item"));
+            }
+            Ok(items.values().to_vec())
+        })
+        .collect()
+}
+
+macro_rules! primitive_list_kind {
+    ($(#[$doc:meta])* $kind:ident, $native:ty, $arrow:ty, $builder:ty, $data_type:expr) => {
+        $(#[$doc])*
+        pub(super) struct $kind;
+
+        impl Kind for $kind {
+            type Value = Vec<$native>;
+
+            fn field(name: &str) -> Field {
+                Field::new(
+                    name,
+                    DataType::List(Arc::new(Field::new("item", $data_type, true))),
+                    false,
+                )
+            }
+
+            fn array<'a>(lists: impl Iterator<Item = &'a Vec<$native>>) -> ArrayRef {
+                let mut builder = ListBuilder::new(<$builder>::new());
+                for list in lists {
+                    builder.values().append_slice(list);
+                    builder.append(true);
+                }
+                Arc::new(builder.finish())
+            }
+
+            fn read(
+                t: &'static str,
+                b: &RecordBatch,
+                name: &str,
+            ) -> Result<Vec<Vec<$native>>, TableError> {
+                primitive_lists::<$arrow>(t, b, name)
+            }
+        }
+    };
+}
+
+primitive_list_kind!(
+    /// `list<uint32>`, not null (nor its items): `Vec<u32>`.
+    U32List,
+    u32,
+    UInt32Type,
+    UInt32Builder,
+    DataType::UInt32
+);
+primitive_list_kind!(
+    /// `list<uint64>`, not null (nor its items): `Vec<u64>`.
+    U64List,
+    u64,
+    UInt64Type,
+    UInt64Builder,
+    DataType::UInt64
+);
+primitive_list_kind!(
+    /// `list<float32>`, not null (nor its items): `Vec<f32>`.
+    F32List,
+    f32,
+    Float32Type,
+    Float32Builder,
+    DataType::Float32
+);

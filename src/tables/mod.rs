@@ -23,6 +23,7 @@ mod table;
 mod columns;
 mod corpus;
 mod episodes;
+mod lineage;
 mod mining;
 
 pub use corpus::{
@@ -33,6 +34,7 @@ pub use episodes::{
     assignments_schema, episode_articles_schema, episodes_schema, Assignment, Episode,
     EpisodeArticle, EpisodeSpan,
 };
+pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
 use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
 pub use table::{Table, TableError};
@@ -175,6 +177,9 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (FragmentRow::NAME, FragmentRow::schema()),
         (Rejected::NAME, Rejected::schema()),
         (Boilerplate::NAME, Boilerplate::schema()),
+        (Lineage::NAME, Lineage::schema()),
+        (EpisodeKeys::NAME, EpisodeKeys::schema()),
+        (EpisodeState::NAME, EpisodeState::schema()),
         (
             SENTENCE_EMBEDDINGS,
             sentence_embeddings_schema(DEFAULT_VECTOR_DIM),

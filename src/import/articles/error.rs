@@ -11,6 +11,9 @@ pub enum ArticlesError {
     /// The output folder cannot hold the corpus.
     #[error(transparent)]
     Corpus(#[from] crate::corpus::CorpusError),
+    /// `--append` to a folder that holds no corpus.
+    #[error("{0}: --append adds articles to a corpus, and this folder holds no segments*.parquet (import it once without --append)")]
+    NothingToAppendTo(String),
     /// No input file.
     #[error("{0}: no file found (expected a file, a folder, or a prefix of file names)")]
     NoFiles(String),

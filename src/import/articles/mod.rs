@@ -40,8 +40,10 @@ pub use error::{ArticlesError, RowError};
 pub use order::ArticleSummary;
 pub use read::input_files;
 
+use std::collections::{HashMap, HashSet};
+
 use crate::storage::Location;
-use crate::tables::{Boilerplate, Rejected, Segment};
+use crate::tables::{Boilerplate, Rejected, Segment, Table};
 use check::bad_rows;
 use order::{cut_articles, fill_records, order_event, Collected};
 use read::format_of;
@@ -83,6 +85,60 @@ pub async fn import(
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
     crate::corpus::check_import_out(out).await?;
+    import_into(spec, out, config, None).await
+}
+
+/// What a corpus already holds, per key event, for `--append`: the next free `doc_id` and the
+/// ids of its articles.
+#[derive(Debug, Default)]
+struct Existing {
+    events: HashMap<String, (u32, HashSet<String>)>,
+    /// The suffix of the files this import writes (`segments-000002.parquet`).
+    suffix: String,
+}
+
+/// `epimine import --articles … --append`: adds the articles of `spec` to the corpus in `out`
+/// without reading its earlier input again. An article whose id the corpus already holds in its
+/// key event is left out (counted, not an error: feeding the same file twice adds nothing), the
+/// others get the `doc_id`s after the event's last, and they are written as one more segments
+/// file, `segments-<n>.parquet` (with `boilerplate-<n>.parquet`, and `rejected-<n>.parquet` with
+/// `--on-error skip`), whole or not at all; `epimine run` reads every `segments*.parquet` of a
+/// corpus. Nothing new: nothing written. Boilerplate is found among the new articles (and the
+/// duplicates of a text, too); the segments already there are never changed, so their keys
+/// (`crate::lineage::segment_keys`) and the episodes they hold stay.
+pub async fn import_append(
+    spec: &str,
+    out: &Location,
+    config: &ImportConfig,
+) -> Result<ArticlesImport, ArticlesError> {
+    config.segment.validate().map_err(ArticlesError::Settings)?;
+    let files = match crate::corpus::segment_files(out).await {
+        Ok(files) => files,
+        Err(crate::corpus::CorpusError::NoSegments(_)) => {
+            return Err(ArticlesError::NothingToAppendTo(out.display().to_string()))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut existing = Existing {
+        suffix: format!("-{:06}", files.len() + 1),
+        ..Default::default()
+    };
+    for s in crate::corpus::read_segments(out).await? {
+        let e = existing.events.entry(s.key_event).or_default();
+        e.0 = e.0.max(s.doc_id + 1);
+        if let Some(id) = s.source_id {
+            e.1.insert(id);
+        }
+    }
+    import_into(spec, out, config, Some(existing)).await
+}
+
+async fn import_into(
+    spec: &str,
+    out: &Location,
+    config: &ImportConfig,
+    existing: Option<Existing>,
+) -> Result<ArticlesImport, ArticlesError> {
     let (loc, names) = input_files(spec).await?;
     for name in &names {
         if format_of(name).is_none() {
@@ -102,7 +158,12 @@ pub async fn import(
     let mut events = Vec::with_capacity(by_event.len());
     let mut late_errors = Vec::new();
     for (key_event, list) in by_event {
-        let (kept, summary, errors) = order_event(&key_event, list, &c, config);
+        let (mut kept, mut summary, errors) = order_event(&key_event, list, &c, config);
+        if let Some((_, known)) = existing.as_ref().and_then(|x| x.events.get(&key_event)) {
+            let before = kept.len();
+            kept.retain(|a| !known.contains(&a.id));
+            summary.already = before - kept.len();
+        }
         late_errors.extend(errors);
         events.push((key_event, kept, summary));
     }
@@ -119,7 +180,9 @@ pub async fn import(
         fill_records(&loc, &names, &mut errors[from..], config).await?;
     }
 
-    let mut writer = out.table_writer::<Segment>()?;
+    let suffix = existing.as_ref().map_or("", |x| x.suffix.as_str());
+    let named = |table: &str| format!("{table}{suffix}.parquet");
+    let mut writer = out.table_writer_named::<Segment>(&named(Segment::NAME))?;
     let mut result = ArticlesImport {
         files: names.len(),
         rows: c.rows,
@@ -128,8 +191,13 @@ pub async fn import(
     };
     result.read = columns_read(&result.absent, n_files, config);
     for (key_event, kept, mut summary) in events {
+        let first_doc = existing
+            .as_ref()
+            .and_then(|x| x.events.get(&key_event))
+            .map_or(0, |e| e.0);
         let segments = cut_articles(
             &key_event,
+            first_doc,
             &kept,
             &mut summary,
             config,
@@ -149,6 +217,10 @@ pub async fn import(
     ));
     if result.segments == 0 {
         writer.abort().await;
+        if existing.is_some() && errors.is_empty() {
+            // Appending: nothing new is not an error (a feed with nothing since the last time).
+            return Ok(result);
+        }
         return Err(ArticlesError::Empty(spec.into()));
     }
     errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
@@ -166,16 +238,36 @@ pub async fn import(
         })
         .collect();
     writer.finish().await?;
-    out.write_table(&result.boilerplate).await?;
+    write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
+    if config.on_error == OnError::Skip {
+        write_named(out, &named(Rejected::NAME), &result.rejected).await?;
+    }
+    if existing.is_some() {
+        return Ok(result);
+    }
     let mut written = vec!["segments.parquet", "boilerplate.parquet"];
     if config.on_error == OnError::Skip {
-        out.write_table(&result.rejected).await?;
         written.push("rejected.parquet");
     }
     // The folder holds this corpus whole: labels and gold episodes of an earlier import (whose
     // keys name other segments) go.
     crate::corpus::remove_stale_tables(out, &written).await?;
     Ok(result)
+}
+
+/// Writes `rows` as the table file `name`, whole or not at all.
+async fn write_named<T: Table + Clone>(
+    out: &Location,
+    name: &str,
+    rows: &[T],
+) -> Result<(), ArticlesError> {
+    let mut w = out.table_writer_named::<T>(name)?;
+    if let Err(e) = w.push(rows.to_vec()).await {
+        w.abort().await;
+        return Err(e.into());
+    }
+    w.finish().await?;
+    Ok(())
 }
 
 /// The configured columns found in at least one of the `n_files` input files: (field, column).
@@ -267,6 +359,12 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         ));
     }
     let total = |f: fn(&ArticleSummary) -> usize| result.events.iter().map(f).sum::<usize>();
+    if total(|e| e.already) > 0 {
+        out.push_str(&format!(
+            "{} articles already in the corpus (their id, in their key event) left out\n",
+            total(|e| e.already)
+        ));
+    }
     out.push_str(&format!(
         "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped, {} articles empty after it, {} rows rejected\n",
         result.rows,

@@ -145,10 +145,12 @@ pub(super) fn order_event(
     (kept, summary, errors)
 }
 
-/// Cuts one event's kept articles into its segments (doc_id dense in their order); the
+/// Cuts one event's kept articles into its segments (doc_id dense in their order, from
+/// `first_doc`: 0, or after the articles already in the corpus with `--append`); the
 /// boilerplate paragraphs dropped go to `boilerplate`.
 pub(super) fn cut_articles(
     key_event: &str,
+    first_doc: u32,
     kept: &[Article],
     summary: &mut ArticleSummary,
     config: &ImportConfig,
@@ -177,7 +179,7 @@ pub(super) fn cut_articles(
         );
     }
     let mut segments = Vec::new();
-    let mut doc_id = 0u32;
+    let mut doc_id = first_doc;
     for (a, segs) in kept.iter().zip(cut.segments) {
         if segs.is_empty() {
             summary.empty += 1;
@@ -254,4 +256,6 @@ pub struct ArticleSummary {
     pub empty: usize,
     /// Rows of this event rejected (duplicate ids, with `--on-error skip`).
     pub rejected: usize,
+    /// `--append`: articles left out because the corpus already holds their id in this event.
+    pub already: usize,
 }

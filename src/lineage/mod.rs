@@ -1,0 +1,553 @@
+//! Episodes that keep their identity from run to run (issue 39): a run of the same `--out`
+//! matches each event's new episodes to the previous run's and says what became of each
+//! ([`match_event`]). A plain function over typed inputs — the previous run's
+//! [`EpisodeState`] rows and this run's [`EpisodeKeys`] — giving the `lineage` rows and the
+//! state handed on to the next run. Not part of the paper: it follows its episodes over time.
+//!
+//! The rule, per key event and trial:
+//! 1. **Shared segments.** Two episodes are linked when they share segments (by their stable
+//!    keys, [`keys::segment_keys`]) and the shared ones are at least [`MIN_SHARE`] of either's
+//!    segments. Links are taken greedily, most shared segments first (ties: the lower previous
+//!    id, then the lower new `episode_id`), each episode at most once: a new episode so linked
+//!    to a previous one keeps its id (`continued`, or `grown` when it holds segments it did not
+//!    hold before).
+//! 2. **Split and merged.** A new episode linked only to previous episodes whose ids went to
+//!    others is `split` off the one it shares most with (a new id); a previous episode linked
+//!    only to new episodes that took other ids `merged` into the one it shares most with.
+//! 3. **Episode vectors.** The rest are paired by the cosine of their vectors (the unit mean
+//!    of their segments' sentence embeddings), highest first, when it is at least
+//!    [`MIN_COSINE`]: a new episode whose segments are all new but tell what a previous one
+//!    told (its articles replaced, e.g. a moving window) keeps that one's id.
+//! 4. The new episodes left are `new` (the next free ids, in `episode_id` order); the previous
+//!    ones left `ended`. An id is never given again: ended and merged ids stay in the state.
+//!
+//! With no change to an event, every episode keeps its id (each is linked to itself with every
+//! segment shared), so a re-run with no new articles changes no id. An event that failed in
+//! this run keeps its state as it was and gets no rows.
+
+pub mod keys;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use keys::{cosine, episode_keys, segment_keys};
+
+use crate::tables::{EpisodeKeys, EpisodeState, Lineage};
+
+/// Two episodes are linked when the segments they share are at least this share of either's
+/// segments.
+pub const MIN_SHARE: f64 = 0.3;
+
+/// Episodes with no link by segments are paired when their vectors' cosine is at least this.
+pub const MIN_COSINE: f64 = 0.9;
+
+/// Which run the rows belong to, and the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// This run's number.
+    pub run: u32,
+    /// Its time, ms since 1970 UTC.
+    pub run_time: i64,
+    /// The previous run's number and time.
+    pub previous: Option<(u32, i64)>,
+}
+
+/// What [`match_event`] gives for one key event.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Matched {
+    /// The `lineage` rows, by (trial, stable id).
+    pub lineage: Vec<Lineage>,
+    /// The state handed on, by (trial, stable id).
+    pub state: Vec<EpisodeState>,
+}
+
+/// Matches one key event's episodes of this run (`found`, `None` when the event failed) to
+/// its previous run's (`known`). See the module's header for the rule.
+pub fn match_event(
+    stamp: &Stamp,
+    key_event: &str,
+    known: Vec<EpisodeState>,
+    found: Option<Vec<EpisodeKeys>>,
+) -> Matched {
+    let Some(found) = found else {
+        // A failed event: its episodes are neither ended nor changed.
+        let mut state = known;
+        state.sort_by_key(|s| (s.trial, s.stable_id));
+        return Matched {
+            lineage: Vec::new(),
+            state,
+        };
+    };
+    let mut known_by: BTreeMap<u32, Vec<EpisodeState>> = BTreeMap::new();
+    for k in known {
+        known_by.entry(k.trial).or_default().push(k);
+    }
+    let mut found_by: BTreeMap<u32, Vec<EpisodeKeys>> = BTreeMap::new();
+    for f in found {
+        found_by.entry(f.trial).or_default().push(f);
+    }
+    let trials: BTreeSet<u32> = known_by.keys().chain(found_by.keys()).copied().collect();
+    let mut out = Matched::default();
+    for trial in trials {
+        let mut known = known_by.remove(&trial).unwrap_or_default();
+        let mut found = found_by.remove(&trial).unwrap_or_default();
+        known.sort_by_key(|k| k.stable_id);
+        found.sort_by_key(|f| f.episode_id);
+        let (rows, state) = match_trial(stamp, key_event, trial, known, found);
+        out.lineage.extend(rows);
+        out.state.extend(state);
+    }
+    out
+}
+
+/// The number of keys two ascending lists share.
+fn shared(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// How many of `keys` none of `of` holds.
+fn not_in(keys: &[u64], of: &[&[u64]]) -> u32 {
+    let held: BTreeSet<u64> = of.iter().flat_map(|k| k.iter().copied()).collect();
+    keys.iter().filter(|k| !held.contains(k)).count() as u32
+}
+
+/// What became of one new episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// It keeps a previous episode's id (index into the live ones), matched by segments (true)
+    /// or by vector.
+    Keeps(usize, bool),
+    /// A new id, split off a previous episode.
+    Split(usize),
+    /// A new id.
+    New,
+}
+
+/// [`match_event`] for one trial: `known` by stable id, `found` by episode id.
+fn match_trial(
+    stamp: &Stamp,
+    key_event: &str,
+    trial: u32,
+    known: Vec<EpisodeState>,
+    found: Vec<EpisodeKeys>,
+) -> (Vec<Lineage>, Vec<EpisodeState>) {
+    let mut next_id = known.iter().map(|k| k.stable_id + 1).max().unwrap_or(0);
+    let (live, dormant): (Vec<EpisodeState>, Vec<EpisodeState>) =
+        known.into_iter().partition(EpisodeState::live);
+    let overlap: Vec<Vec<usize>> = live
+        .iter()
+        .map(|p| {
+            found
+                .iter()
+                .map(|c| shared(&p.segment_keys, &c.segment_keys))
+                .collect()
+        })
+        .collect();
+    let linked = |p: usize, c: usize| {
+        let o = overlap[p][c] as f64;
+        o > 0.0
+            && (o >= MIN_SHARE * live[p].segment_keys.len() as f64
+                || o >= MIN_SHARE * found[c].segment_keys.len() as f64)
+    };
+    // 1. Links by shared segments, most shared first.
+    let mut links: Vec<(usize, usize)> = (0..live.len())
+        .flat_map(|p| (0..found.len()).map(move |c| (p, c)))
+        .filter(|&(p, c)| linked(p, c))
+        .collect();
+    links.sort_by_key(|&(p, c)| (std::cmp::Reverse(overlap[p][c]), p, c));
+    let mut fate: Vec<Option<Fate>> = vec![None; found.len()];
+    let mut kept_by: Vec<Option<usize>> = vec![None; live.len()];
+    for &(p, c) in &links {
+        if fate[c].is_none() && kept_by[p].is_none() {
+            fate[c] = Some(Fate::Keeps(p, true));
+            kept_by[p] = Some(c);
+        }
+    }
+    // 2. Split off (a new episode whose previous ones kept their ids elsewhere) and merged into
+    // (a previous episode whose new ones took other ids).
+    let best_of_c = |c: usize| {
+        (0..live.len())
+            .filter(|&p| linked(p, c))
+            .max_by_key(|&p| (overlap[p][c], std::cmp::Reverse(p)))
+    };
+    let best_of_p = |p: usize| {
+        (0..found.len())
+            .filter(|&c| linked(p, c))
+            .max_by_key(|&c| (overlap[p][c], std::cmp::Reverse(c)))
+    };
+    for (c, f) in fate.iter_mut().enumerate() {
+        if f.is_none() {
+            *f = best_of_c(c).map(Fate::Split);
+        }
+    }
+    let mut merged_into: Vec<Option<usize>> = (0..live.len())
+        .map(|p| {
+            if kept_by[p].is_some() {
+                None
+            } else {
+                best_of_p(p)
+            }
+        })
+        .collect();
+    // 3. Episode vectors, between those with no link at all.
+    let mut pairs: Vec<(f64, usize, usize)> = (0..live.len())
+        .filter(|&p| kept_by[p].is_none() && merged_into[p].is_none())
+        .flat_map(|p| {
+            let (live, found, fate) = (&live, &found, &fate);
+            (0..found.len())
+                .filter(move |&c| fate[c].is_none())
+                .map(move |c| (cosine(&live[p].vector, &found[c].vector), p, c))
+        })
+        .filter(|&(cos, _, _)| cos >= MIN_COSINE)
+        .collect();
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+    for (_, p, c) in pairs {
+        if fate[c].is_none() && kept_by[p].is_none() {
+            fate[c] = Some(Fate::Keeps(p, false));
+            kept_by[p] = Some(c);
+        }
+    }
+    // 4. Ids: kept, else the next free ones in episode_id order.
+    let ids: Vec<u32> = fate
+        .iter()
+        .map(|f| match f {
+            Some(Fate::Keeps(p, _)) => live[*p].stable_id,
+            _ => {
+                next_id += 1;
+                next_id - 1
+            }
+        })
+        .collect();
+    // A previous episode merged into one that took another's id (or a new one).
+    for (p, m) in merged_into.iter_mut().enumerate() {
+        if kept_by[p].is_some() {
+            *m = None;
+        }
+    }
+    let row = |stable_id: u32, status: &str, title: &str| Lineage {
+        run: stamp.run,
+        run_time: stamp.run_time,
+        previous_run: stamp.previous.map(|p| p.0),
+        previous_run_time: stamp.previous.map(|p| p.1),
+        key_event: key_event.to_string(),
+        trial,
+        stable_id,
+        episode_id: None,
+        status: status.into(),
+        from_ids: Vec::new(),
+        into_id: None,
+        matched_by: None,
+        title: title.to_string(),
+        n_segments: 0,
+        n_articles: 0,
+        previous_segments: 0,
+        new_segments: 0,
+        new_articles: 0,
+        lost_segments: 0,
+    };
+    let mut rows = Vec::new();
+    let mut state = dormant;
+    for (c, f) in found.iter().enumerate() {
+        let fate = fate[c].unwrap_or(Fate::New);
+        let mut from: Vec<usize> = match fate {
+            Fate::Keeps(p, _) => std::iter::once(p)
+                .chain((0..live.len()).filter(|&q| merged_into[q] == Some(c)))
+                .collect(),
+            Fate::Split(p) => vec![p],
+            Fate::New => Vec::new(),
+        };
+        let skip = 1.min(from.len());
+        from[skip..].sort_by_key(|&q| live[q].stable_id);
+        let segs: Vec<&[u64]> = from
+            .iter()
+            .map(|&q| live[q].segment_keys.as_slice())
+            .collect();
+        let arts: Vec<&[u64]> = from
+            .iter()
+            .map(|&q| live[q].article_keys.as_slice())
+            .collect();
+        let (status, matched_by, previous, lost) = match fate {
+            Fate::Keeps(p, by_segments) => {
+                let grew = not_in(&f.segment_keys, &segs) > 0;
+                let prev = &live[p].segment_keys;
+                (
+                    if grew { "grown" } else { "continued" },
+                    Some(if by_segments { "segments" } else { "vector" }),
+                    prev.len() as u32,
+                    not_in(prev, &[&f.segment_keys]),
+                )
+            }
+            Fate::Split(_) => ("split", Some("segments"), 0, 0),
+            Fate::New => ("new", None, 0, 0),
+        };
+        rows.push(Lineage {
+            episode_id: Some(f.episode_id),
+            from_ids: from.iter().map(|&q| live[q].stable_id).collect(),
+            matched_by: matched_by.map(Into::into),
+            n_segments: f.segment_keys.len() as u32,
+            n_articles: f.article_keys.len() as u32,
+            previous_segments: previous,
+            new_segments: not_in(&f.segment_keys, &segs),
+            new_articles: not_in(&f.article_keys, &arts),
+            lost_segments: lost,
+            ..row(ids[c], status, &f.title)
+        });
+        state.push(EpisodeState {
+            key_event: key_event.to_string(),
+            trial,
+            stable_id: ids[c],
+            episode_id: Some(f.episode_id),
+            title: f.title.clone(),
+            segment_keys: f.segment_keys.clone(),
+            article_keys: f.article_keys.clone(),
+            vector: f.vector.clone(),
+        });
+    }
+    for (p, k) in live.iter().enumerate() {
+        if kept_by[p].is_some() {
+            continue;
+        }
+        let into = merged_into[p].map(|c| ids[c]);
+        rows.push(Lineage {
+            into_id: into,
+            previous_segments: k.segment_keys.len() as u32,
+            lost_segments: k.segment_keys.len() as u32,
+            ..row(
+                k.stable_id,
+                if into.is_some() { "merged" } else { "ended" },
+                &k.title,
+            )
+        });
+        state.push(EpisodeState {
+            episode_id: None,
+            segment_keys: Vec::new(),
+            article_keys: Vec::new(),
+            vector: Vec::new(),
+            ..k.clone()
+        });
+    }
+    rows.sort_by_key(|r| r.stable_id);
+    state.sort_by_key(|s| s.stable_id);
+    (rows, state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAMP: Stamp = Stamp {
+        run: 2,
+        run_time: 1_000,
+        previous: Some((1, 500)),
+    };
+
+    fn known(id: u32, keys: &[u64], vector: &[f32]) -> EpisodeState {
+        EpisodeState {
+            key_event: "e".into(),
+            trial: 0,
+            stable_id: id,
+            episode_id: Some(id),
+            title: format!("k{id}"),
+            segment_keys: keys.to_vec(),
+            article_keys: keys
+                .iter()
+                .map(|k| k / 10)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            vector: vector.to_vec(),
+        }
+    }
+
+    fn found(episode_id: u32, keys: &[u64], vector: &[f32]) -> EpisodeKeys {
+        EpisodeKeys {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id,
+            title: format!("f{episode_id}"),
+            segment_keys: keys.to_vec(),
+            article_keys: keys
+                .iter()
+                .map(|k| k / 10)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            vector: vector.to_vec(),
+        }
+    }
+
+    /// (stable id, episode id, status, from ids, into id).
+    type Row = (u32, Option<u32>, String, Vec<u32>, Option<u32>);
+
+    fn statuses(m: &Matched) -> Vec<Row> {
+        m.lineage
+            .iter()
+            .map(|r| {
+                (
+                    r.stable_id,
+                    r.episode_id,
+                    r.status.clone(),
+                    r.from_ids.clone(),
+                    r.into_id,
+                )
+            })
+            .collect()
+    }
+
+    fn range(a: u64, b: u64) -> Vec<u64> {
+        (a..b).collect()
+    }
+
+    #[test]
+    fn the_same_episodes_keep_their_ids_even_renumbered() {
+        let prev = vec![
+            known(0, &range(0, 10), &[1.0, 0.0]),
+            known(1, &range(10, 20), &[0.0, 1.0]),
+        ];
+        // The same episodes, numbered the other way round in this run.
+        let now = vec![
+            found(0, &range(10, 20), &[0.0, 1.0]),
+            found(1, &range(0, 10), &[1.0, 0.0]),
+        ];
+        let m = match_event(&STAMP, "e", prev, Some(now));
+        assert_eq!(
+            statuses(&m),
+            vec![
+                (0, Some(1), "continued".into(), vec![0], None),
+                (1, Some(0), "continued".into(), vec![1], None),
+            ]
+        );
+        assert_eq!(m.lineage[0].previous_run, Some(1));
+        // Fed back in, nothing changes.
+        let again: Vec<EpisodeKeys> = m
+            .state
+            .iter()
+            .map(|s| found(s.episode_id.unwrap(), &s.segment_keys, &s.vector))
+            .collect();
+        let m2 = match_event(&STAMP, "e", m.state.clone(), Some(again));
+        assert_eq!(m2.state, m.state);
+    }
+
+    #[test]
+    fn growth_new_split_merge_and_end() {
+        let prev = vec![
+            known(0, &range(0, 10), &[1.0, 0.0]),
+            known(1, &range(10, 20), &[0.0, 1.0]),
+            known(2, &range(20, 30), &[0.6, 0.8]),
+            known(3, &range(30, 36), &[0.8, 0.6]),
+            known(4, &range(40, 50), &[-1.0, 0.0]),
+        ];
+        let now = vec![
+            // 0 grew by 5 segments in new articles.
+            found(0, &range(0, 15), &[1.0, 0.0]),
+            // 1 split in two.
+            found(1, &range(10, 16), &[0.0, 1.0]),
+            found(2, &range(16, 20), &[0.0, 1.0]),
+            // 2 and 3 merged.
+            found(3, &[range(20, 30), range(30, 36)].concat(), &[0.7, 0.7]),
+            // Something new; 4 ended.
+            found(4, &range(100, 110), &[0.0, -1.0]),
+        ];
+        let m = match_event(&STAMP, "e", prev, Some(now));
+        assert_eq!(
+            statuses(&m),
+            vec![
+                (0, Some(0), "grown".into(), vec![0], None),
+                (1, Some(1), "continued".into(), vec![1], None),
+                (2, Some(3), "continued".into(), vec![2, 3], None),
+                (3, None, "merged".into(), vec![], Some(2)),
+                (4, None, "ended".into(), vec![], None),
+                (5, Some(2), "split".into(), vec![1], None),
+                (6, Some(4), "new".into(), vec![], None),
+            ]
+        );
+        let grown = &m.lineage[0];
+        assert_eq!((grown.new_segments, grown.new_articles), (5, 1));
+        assert_eq!(
+            (m.lineage[1].lost_segments, m.lineage[1].previous_segments),
+            (4, 10)
+        );
+        assert_eq!(m.lineage[4].lost_segments, 10);
+        // Ended and merged ids stay taken: the next new episode is 7.
+        let next = match_event(
+            &STAMP,
+            "e",
+            m.state.clone(),
+            Some(vec![found(0, &range(200, 210), &[0.0, 0.0])]),
+        );
+        let new_ids: Vec<u32> = next
+            .lineage
+            .iter()
+            .filter(|r| r.status == "new")
+            .map(|r| r.stable_id)
+            .collect();
+        assert_eq!(new_ids, vec![7]);
+    }
+
+    #[test]
+    fn vectors_pair_episodes_whose_segments_all_changed() {
+        let prev = vec![
+            known(0, &range(0, 10), &[1.0, 0.0]),
+            known(1, &range(10, 20), &[0.0, 1.0]),
+        ];
+        let now = vec![
+            found(0, &range(50, 60), &[0.0, 1.0]),
+            found(1, &range(60, 70), &[0.96, 0.28]),
+        ];
+        let m = match_event(&STAMP, "e", prev, Some(now));
+        let by: Vec<(u32, Option<u32>, Option<String>)> = m
+            .lineage
+            .iter()
+            .map(|r| (r.stable_id, r.episode_id, r.matched_by.clone()))
+            .collect();
+        assert_eq!(
+            by,
+            vec![
+                (0, Some(1), Some("vector".into())),
+                (1, Some(0), Some("vector".into())),
+            ]
+        );
+        assert_eq!(m.lineage[0].status, "grown");
+    }
+
+    #[test]
+    fn a_failed_event_keeps_its_state_and_a_removed_one_ends() {
+        let prev = vec![known(0, &range(0, 10), &[1.0, 0.0])];
+        let failed = match_event(&STAMP, "e", prev.clone(), None);
+        assert!(failed.lineage.is_empty());
+        assert_eq!(failed.state, prev);
+        let removed = match_event(&STAMP, "e", prev, Some(Vec::new()));
+        assert_eq!(removed.lineage[0].status, "ended");
+        assert!(!removed.state[0].live());
+        // The first run: ids are the episode ids.
+        let first = Stamp {
+            previous: None,
+            ..STAMP
+        };
+        let m = match_event(
+            &first,
+            "e",
+            Vec::new(),
+            Some(vec![found(0, &[1], &[]), found(1, &[2], &[])]),
+        );
+        assert_eq!(
+            statuses(&m),
+            vec![
+                (0, Some(0), "new".into(), vec![], None),
+                (1, Some(1), "new".into(), vec![], None),
+            ]
+        );
+        assert_eq!(m.lineage[0].previous_run, None);
+    }
+}

@@ -1,0 +1,322 @@
+//! The history of an `--out` (issue 39): at the commit, process 0 matches every event's episodes
+//! to the previous committed run's (`crate::lineage`) and writes, with the other tables,
+//! `lineage.parquet` (this run's episodes, their ids across runs and what changed) and
+//! `_identity/<run>.parquet` (the ids handed on to the next run). Once `run.json` is written,
+//! `history/<run>.parquet` (a copy of `lineage.parquet`, kept: `select * from
+//! 'out/history/*.parquet'`) and then `_identity/head.json`, naming the last run whose history is
+//! committed. So `history/` only ever holds runs that committed. A run killed before its
+//! `run.json` leaves the previous head, and the same command again writes the same run number
+//! over what the killed one left; one killed after its `run.json` but before its head is
+//! finished by the next run ([`previous`]), which then follows it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::RunError;
+use crate::lineage::Stamp;
+use crate::storage::{Location, StorageError, TableWriter, Written};
+use crate::tables::{EpisodeKeys, EpisodeState, Lineage, Table};
+
+/// The folder of the per-run history files.
+pub const HISTORY_DIR: &str = "history";
+
+/// The folder of the ids handed on from run to run.
+pub const STATE_DIR: &str = "_identity";
+
+/// The object naming the last run whose history is committed.
+pub const HEAD: &str = "_identity/head.json";
+
+/// `_identity/head.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Head {
+    /// The run's number.
+    run: u32,
+    /// Its time, ms since 1970 UTC.
+    run_time_ms: i64,
+    /// The same, readable.
+    run_time: String,
+    /// Its state file.
+    state: String,
+}
+
+/// The history part of `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryReport {
+    /// This run's number in this `--out`.
+    pub run: u32,
+    /// Its time (RFC 3339, UTC): `--run-time`, else when it committed.
+    pub run_time: String,
+    /// The same, ms since 1970.
+    pub run_time_ms: i64,
+    /// The previous run whose episodes this one's were matched to, and its time.
+    pub previous_run: Option<u32>,
+    /// Its time.
+    pub previous_run_time: Option<String>,
+    /// This run's history file.
+    pub file: String,
+    /// Rows of `lineage` by status (`new`, `continued`, `grown`, `split`, `merged`, `ended`).
+    pub statuses: BTreeMap<String, usize>,
+}
+
+/// `ms` since 1970 as RFC 3339, UTC.
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// Now, ms since 1970.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn history_file(run: u32) -> String {
+    format!("{HISTORY_DIR}/{run:06}.parquet")
+}
+
+fn state_file(run: u32) -> String {
+    format!("{STATE_DIR}/{run:06}.parquet")
+}
+
+/// The previous committed run's head and state, by event (none before the first run).
+pub(super) struct Previous {
+    head: Option<Head>,
+    state: BTreeMap<String, Vec<EpisodeState>>,
+}
+
+/// The history part of a committed `run.json`, as read back.
+#[derive(Debug, Deserialize)]
+struct CommittedRun {
+    history: Option<CommittedHistory>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommittedHistory {
+    run: u32,
+    run_time_ms: i64,
+}
+
+/// Reads the last committed head and its state. A head that does not parse, or whose state file
+/// is missing or unreadable, is an error naming it (ids would otherwise be given again). A run
+/// whose `run.json` is written but whose head is not (killed in between) is finished first: its
+/// history file and head written, so that this run follows it.
+pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
+    let fix =
+        "; to number the episodes afresh, delete the folders _identity/ and history/ of --out";
+    let mut head: Option<Head> = if out.exists(HEAD).await? {
+        Some(
+            serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| RunError::Out {
+                location: out.display_child(HEAD),
+                reason: format!("not a history head ({e}){fix}"),
+            })?,
+        )
+    } else {
+        None
+    };
+    if let Some(run) = unfinished_commit(out, head.as_ref()).await? {
+        let committed = Committed {
+            head: Head {
+                run: run.run,
+                run_time_ms: run.run_time_ms,
+                run_time: rfc3339(run.run_time_ms),
+                state: state_file(run.run),
+            },
+        };
+        tracing::info!(
+            "{}: run {} committed but was stopped before its history's head; finishing it",
+            out.display(),
+            run.run
+        );
+        head = Some(committed.head.clone());
+        committed.commit(out).await?;
+    }
+    let Some(head) = head else {
+        return Ok(Previous {
+            head: None,
+            state: BTreeMap::new(),
+        });
+    };
+    let unreadable = |reason: String| RunError::Out {
+        location: out.display_child(&head.state),
+        reason: format!("the episode ids of run {} ({reason}){fix}", head.run),
+    };
+    let batches = out
+        .read_parquet(&head.state, &EpisodeState::schema())
+        .await
+        .map_err(|e| unreadable(e.to_string()))?;
+    let rows = EpisodeState::from_batches(&batches).map_err(|e| unreadable(e.to_string()))?;
+    let mut state: BTreeMap<String, Vec<EpisodeState>> = BTreeMap::new();
+    for r in rows {
+        state.entry(r.key_event.clone()).or_default().push(r);
+    }
+    Ok(Previous {
+        head: Some(head),
+        state,
+    })
+}
+
+/// The run of the committed `run.json` in `out` when it is the one after `head` and its state
+/// file is there: a commit stopped between `run.json` and the head.
+async fn unfinished_commit(
+    out: &Location,
+    head: Option<&Head>,
+) -> Result<Option<CommittedHistory>, StorageError> {
+    if !out.exists(super::commit::MANIFEST).await? {
+        return Ok(None);
+    }
+    let Ok(run) = serde_json::from_slice::<CommittedRun>(&out.get(super::commit::MANIFEST).await?)
+    else {
+        return Ok(None);
+    };
+    let Some(h) = run.history else {
+        return Ok(None);
+    };
+    let next = head.map_or(1, |h| h.run + 1);
+    if h.run != next || !out.exists(&state_file(h.run)).await? {
+        return Ok(None);
+    }
+    if !matches!(
+        super::commit::verify(out).await,
+        Ok(super::commit::Verified::Committed(_))
+    ) {
+        return Ok(None);
+    }
+    Ok(Some(h))
+}
+
+/// The writers of a run's history, fed one event at a time, in event order.
+pub(super) struct Writers {
+    stamp: Stamp,
+    previous: BTreeMap<String, Vec<EpisodeState>>,
+    lineage: TableWriter<Lineage>,
+    state: TableWriter<EpisodeState>,
+    statuses: BTreeMap<String, usize>,
+}
+
+impl Writers {
+    /// Starts this run's history: its number follows the committed head's.
+    pub(super) fn start(
+        out: &Location,
+        previous: Previous,
+        run_time: i64,
+    ) -> Result<Self, StorageError> {
+        let run = previous.head.as_ref().map_or(1, |h| h.run + 1);
+        let stamp = Stamp {
+            run,
+            run_time,
+            previous: previous.head.as_ref().map(|h| (h.run, h.run_time_ms)),
+        };
+        Ok(Self {
+            stamp,
+            previous: previous.state,
+            lineage: out.table_writer::<Lineage>()?,
+            state: out.table_writer_named::<EpisodeState>(&state_file(run))?,
+            statuses: BTreeMap::new(),
+        })
+    }
+
+    /// Matches one event (`found`: its episodes, `None` when it failed) and writes its rows,
+    /// after those of every earlier event the previous run had and this one has not.
+    pub(super) async fn event(
+        &mut self,
+        key_event: &str,
+        found: Option<Vec<EpisodeKeys>>,
+    ) -> Result<(), StorageError> {
+        let gone: Vec<String> = self
+            .previous
+            .keys()
+            .take_while(|k| k.as_str() < key_event)
+            .cloned()
+            .collect();
+        for event in gone {
+            self.match_one(&event, Some(Vec::new())).await?;
+        }
+        self.match_one(key_event, found).await
+    }
+
+    async fn match_one(
+        &mut self,
+        key_event: &str,
+        found: Option<Vec<EpisodeKeys>>,
+    ) -> Result<(), StorageError> {
+        let known = self.previous.remove(key_event).unwrap_or_default();
+        let m = crate::lineage::match_event(&self.stamp, key_event, known, found);
+        for r in &m.lineage {
+            *self.statuses.entry(r.status.clone()).or_default() += 1;
+        }
+        self.lineage.push(m.lineage).await?;
+        self.state.push(m.state).await
+    }
+
+    /// Ends every event the previous run had and this one has not, then publishes the three
+    /// files: their entries for `run.json` (in the order written), the report and the head to
+    /// write once `run.json` is.
+    pub(super) async fn finish(
+        mut self,
+    ) -> Result<(Vec<(String, Written)>, HistoryReport, Committed), StorageError> {
+        let gone: Vec<String> = self.previous.keys().cloned().collect();
+        for event in gone {
+            self.match_one(&event, Some(Vec::new())).await?;
+        }
+        let run = self.stamp.run;
+        let written = vec![
+            (state_file(run), self.state.finish().await?),
+            (Lineage::file_name(), self.lineage.finish().await?),
+        ];
+        let report = HistoryReport {
+            run,
+            run_time: rfc3339(self.stamp.run_time),
+            run_time_ms: self.stamp.run_time,
+            previous_run: self.stamp.previous.map(|p| p.0),
+            previous_run_time: self.stamp.previous.map(|p| rfc3339(p.1)),
+            file: history_file(run),
+            statuses: self.statuses,
+        };
+        let head = Head {
+            run,
+            run_time_ms: self.stamp.run_time,
+            run_time: rfc3339(self.stamp.run_time),
+            state: state_file(run),
+        };
+        Ok((written, report, Committed { head }))
+    }
+
+    /// Drops the staged files: nothing appears under their names.
+    pub(super) async fn abort(&mut self) {
+        self.lineage.abort().await;
+        self.state.abort().await;
+    }
+}
+
+/// A run's history, written; committed by [`Committed::commit`] once `run.json` is.
+pub(super) struct Committed {
+    head: Head,
+}
+
+impl Committed {
+    /// Writes `history/<run>.parquet` (this run's `lineage.parquet`, copied whole), then the head
+    /// naming this run, then deletes the state files of earlier runs.
+    pub(super) async fn commit(self, out: &Location) -> Result<(), StorageError> {
+        let rows = out.get(&Lineage::file_name()).await?;
+        out.put(&history_file(self.head.run), rows).await?;
+        super::fault("history", 1);
+        let json = serde_json::to_vec_pretty(&self.head).expect("heads serialize");
+        out.put(HEAD, json.into()).await?;
+        for (name, _, _) in out.list_folder(STATE_DIR).await? {
+            if name.ends_with(".parquet") && name != self.head.state {
+                out.delete(&name).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `name` is a file of the history a run writes in `--out`.
+pub fn is_history(name: &str) -> bool {
+    name == Lineage::file_name()
+        || name.starts_with(&format!("{HISTORY_DIR}/"))
+        || name.starts_with(&format!("{STATE_DIR}/"))
+}

@@ -1,0 +1,710 @@
+//! Following events from run to run (issue 39): episodes keep their ids across runs of the same
+//! `--out` while they are the same episodes, a planted episode shows as new, an episode whose
+//! segments are gone is marked ended, the history survives a killed run, and
+//! `import --articles --append` adds a feed's articles without touching the segments there.
+//! Real runs of the binary (the tiny encoder), real kills (`EPIMINE_FAULT`).
+
+mod util;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Output;
+
+use epimine::storage::Location;
+use epimine::tables::{Assignment, Label, Lineage, Segment, Table};
+use util::*;
+
+fn ok(output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    output
+}
+
+/// `epimine run` at `time` (`--run-time`), extra flags, environment, with the tiny encoder.
+fn run_at(corpus: &Path, out: &Path, time: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    run_with_model(&tiny_model(), corpus, out, time, extra, env)
+}
+
+/// [`run_at`] with the encoder `model`.
+fn run_with_model(
+    model: &str,
+    corpus: &Path,
+    out: &Path,
+    time: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_epimine"));
+    cmd.args([
+        "run",
+        "--corpus",
+        s(corpus),
+        "--background",
+        s(&corpus.join("background.txt")),
+        "--out",
+        s(out),
+        "--model",
+        model,
+    ]);
+    cmd.args(["--run-time", time])
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .env_remove("EPIMINE_FAULT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("epimine runs")
+}
+
+fn loc(p: &Path) -> Location {
+    Location::parse(s(p), false).unwrap()
+}
+
+fn read<T: Table>(dir: &Path) -> Vec<T> {
+    block_on(loc(dir).read_table()).unwrap()
+}
+
+fn lineage(out: &Path) -> Vec<Lineage> {
+    read(out)
+}
+
+/// A synthetic corpus whose articles carry ids (`import --articles` gives them), so that their
+/// segments' keys follow the ids.
+fn corpus_with_ids(dir: &Path, events: usize, docs: usize) -> std::path::PathBuf {
+    let corpus = synth(dir, events, docs);
+    let mut segments: Vec<Segment> = read(&corpus);
+    for s in &mut segments {
+        s.source_id = Some(format!("https://example.org/{}/{}", s.key_event, s.doc_id));
+    }
+    block_on(loc(&corpus).write_table(&segments)).unwrap();
+    corpus
+}
+
+/// Per (key event, episode_id) of trial 0: the stable keys of its assigned segments.
+fn episode_keys(corpus: &Path, out: &Path) -> BTreeMap<(String, u32), BTreeSet<u64>> {
+    let mut segments: Vec<Segment> =
+        block_on(epimine::corpus::read_segments(&loc(corpus))).unwrap();
+    segments.sort_by(|a, b| {
+        (&a.key_event, a.doc_id, a.seg_idx).cmp(&(&b.key_event, b.doc_id, b.seg_idx))
+    });
+    let mut key_of: BTreeMap<(String, u32, u32), u64> = BTreeMap::new();
+    let mut start = 0;
+    while start < segments.len() {
+        let end = segments[start..]
+            .iter()
+            .position(|s| s.key_event != segments[start].key_event)
+            .map_or(segments.len(), |n| start + n);
+        let event = &segments[start..end];
+        for (s, (k, _)) in event.iter().zip(epimine::lineage::segment_keys(event)) {
+            key_of.insert((s.key_event.clone(), s.doc_id, s.seg_idx), k);
+        }
+        start = end;
+    }
+    let mut out_keys: BTreeMap<(String, u32), BTreeSet<u64>> = BTreeMap::new();
+    for a in read::<Assignment>(out).into_iter().filter(|a| a.trial == 0) {
+        out_keys
+            .entry((a.key_event.clone(), a.episode_id))
+            .or_default()
+            .insert(key_of[&(a.key_event.clone(), a.doc_id, a.seg_idx)]);
+    }
+    out_keys
+}
+
+/// Per (key event, episode_id): its stable id.
+fn stable_ids(out: &Path) -> BTreeMap<(String, u32), u32> {
+    lineage(out)
+        .into_iter()
+        .filter(|r| r.trial == 0)
+        .filter_map(|r| r.episode_id.map(|e| ((r.key_event, e), r.stable_id)))
+        .collect()
+}
+
+#[test]
+fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 4, 12);
+    let out = dir.path().join("out");
+    ok(run_at(&corpus, &out, "2024-05-01", &[], &[]));
+    let first = lineage(&out);
+    assert!(!first.is_empty());
+    assert!(first.iter().all(|r| r.status == "new" && r.run == 1));
+    assert!(first
+        .iter()
+        .all(|r| r.previous_run.is_none() && r.episode_id == Some(r.stable_id)));
+
+    // The same corpus again: no id changes, everything continued.
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    let again = lineage(&out);
+    assert_eq!(again.len(), first.len());
+    for (a, b) in first.iter().zip(&again) {
+        assert_eq!((a.stable_id, a.episode_id), (b.stable_id, b.episode_id));
+        assert_eq!(b.status, "continued", "{b:?}");
+        assert_eq!((b.run, b.previous_run), (2, Some(1)));
+    }
+    let before_keys = episode_keys(&corpus, &out);
+    let before_ids = stable_ids(&out);
+
+    // New articles, published first, in one event: every doc_id of that event shifts (a
+    // re-import with more articles), and the other events are as they were.
+    let changed = "synth_event_001";
+    let mut segments: Vec<Segment> = read(&corpus);
+    let added: Vec<Segment> = segments
+        .iter()
+        .filter(|s| s.key_event == "synth_event_002" && s.doc_id < 2)
+        .map(|s| Segment {
+            key_event: changed.into(),
+            source_id: Some(format!("https://example.org/new/{}", s.doc_id)),
+            ..s.clone()
+        })
+        .collect();
+    for s in segments.iter_mut().filter(|s| s.key_event == changed) {
+        s.doc_id += 2;
+    }
+    // And in another event, the same articles at other places (an import that numbered them
+    // otherwise): recomputed, and its episodes are the same sets of segments under new doc_ids.
+    let shifted = "synth_event_003";
+    for s in segments.iter_mut().filter(|s| s.key_event == shifted) {
+        s.doc_id += 3;
+    }
+    segments.extend(added);
+    segments.sort_by(|a, b| {
+        (&a.key_event, a.doc_id, a.seg_idx).cmp(&(&b.key_event, b.doc_id, b.seg_idx))
+    });
+    block_on(loc(&corpus).write_table(&segments)).unwrap();
+    ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    let after_keys = episode_keys(&corpus, &out);
+    let after_ids = stable_ids(&out);
+
+    // Every episode whose segments are the same set keeps its id (matched by keys, whatever its
+    // episode_id now); there are such episodes in the changed event too.
+    let mut kept_in_shifted = 0;
+    let mut kept = 0;
+    for (now, keys) in &after_keys {
+        let same = before_keys
+            .iter()
+            .find(|(was, k)| was.0 == now.0 && *k == keys);
+        if let Some((was, _)) = same {
+            assert_eq!(
+                after_ids[now], before_ids[was],
+                "{now:?}: the same segments as {was:?}, another id"
+            );
+            kept += 1;
+            kept_in_shifted += usize::from(now.0 == shifted);
+        }
+    }
+    assert!(kept > 0);
+    assert!(
+        kept_in_shifted > 0,
+        "no episode of {shifted} kept its segments: the test shows nothing"
+    );
+    let rows = lineage(&out);
+    assert!(rows.iter().all(|r| r.run == 3 && r.previous_run == Some(2)));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let computed: Vec<&str> = report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["checkpoint"] == "computed")
+        .map(|e| e["key_event"].as_str().unwrap())
+        .collect();
+    assert_eq!(computed, [changed, shifted]);
+    for r in rows.iter().filter(|r| r.key_event != changed) {
+        assert_eq!(r.status, "continued", "{r:?}");
+    }
+    // The per-run history is kept: three runs, queryable together.
+    let history: Vec<String> = files_in(&out.join("history"));
+    assert_eq!(
+        history,
+        ["000001.parquet", "000002.parquet", "000003.parquet"]
+    );
+}
+
+/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
+/// which fetches it first) makes its absence a failure instead of a skip.
+fn minilm_dir() -> Option<std::path::PathBuf> {
+    let cache = epimine::encoder::fetch::model_cache(None).ok()?;
+    let dir = epimine::encoder::fetch::default_model_dir(&cache);
+    if epimine::encoder::fetch::is_complete(&dir) {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() != Ok("1"),
+        "EPIMINE_REQUIRE_MINILM=1 but no all-MiniLM-L6-v2 at {}",
+        dir.display()
+    );
+    eprintln!("all-MiniLM-L6-v2 is not in the cache: skipping");
+    None
+}
+
+/// With the real sentence encoder: the tiny random-weight one gives every episode nearly the
+/// same vector and re-clusters a changed event from scratch, so no episode of it is the planted
+/// story.
+#[test]
+fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
+    let Some(model) = minilm_dir() else {
+        return;
+    };
+    let model = s(&model).to_string();
+    let run_at = |corpus: &Path, out: &Path, time: &str, extra: &[&str], env: &[(&str, &str)]| {
+        run_with_model(&model, corpus, out, time, extra, env)
+    };
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 3, 30);
+    let out = dir.path().join("out");
+    ok(run_at(&corpus, &out, "2024-05-01", &[], &[]));
+    let first_keys = episode_keys(&corpus, &out);
+    let first_ids = stable_ids(&out);
+
+    // Planted into synth_event_000: the articles of one episode of synth_event_002 (its own
+    // made-up vocabulary), as new articles. Removed from synth_event_001: every segment of one of
+    // its episodes.
+    let target = "synth_event_000";
+    let labels: Vec<Label> = read(&corpus);
+    let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in labels.iter().filter(|l| l.key_event == "synth_event_002") {
+        if l.label != "M" && l.label != "X" {
+            *sizes.entry(l.label.as_str()).or_default() += 1;
+        }
+    }
+    let planted_label = sizes.iter().max_by_key(|(_, n)| **n).unwrap().0.to_string();
+    let planted: BTreeSet<(u32, u32)> = labels
+        .iter()
+        .filter(|l| l.key_event == "synth_event_002" && l.label == planted_label)
+        .map(|l| (l.doc_id, l.seg_idx))
+        .collect();
+    assert!(planted.len() >= 5);
+    let mut segments: Vec<Segment> = read(&corpus);
+    let next_doc = segments
+        .iter()
+        .filter(|s| s.key_event == target)
+        .map(|s| s.doc_id + 1)
+        .max()
+        .unwrap();
+    let planted_texts: BTreeSet<String> = segments
+        .iter()
+        .filter(|s| s.key_event == "synth_event_002" && planted.contains(&(s.doc_id, s.seg_idx)))
+        .map(|s| s.text.clone())
+        .collect();
+    let mut by_doc: BTreeMap<u32, Vec<Segment>> = BTreeMap::new();
+    for s in segments
+        .iter()
+        .filter(|s| s.key_event == "synth_event_002" && planted.contains(&(s.doc_id, s.seg_idx)))
+    {
+        by_doc.entry(s.doc_id).or_default().push(s.clone());
+    }
+    let mut added = Vec::new();
+    for (n, (doc, segs)) in by_doc.into_iter().enumerate() {
+        for (i, s) in segs.into_iter().enumerate() {
+            added.push(Segment {
+                key_event: target.into(),
+                doc_id: next_doc + n as u32,
+                seg_idx: i as u32,
+                source_id: Some(format!("https://example.org/planted/{doc}")),
+                ..s
+            });
+        }
+    }
+    // The episode of synth_event_001 with the most segments loses every one of them.
+    let gone_event = "synth_event_001";
+    let (gone_episode, gone_keys) = first_keys
+        .iter()
+        .filter(|(k, _)| k.0 == gone_event)
+        .max_by_key(|(_, keys)| keys.len())
+        .map(|(k, keys)| (k.1, keys.clone()))
+        .unwrap();
+    let gone_assigned: BTreeSet<(u32, u32)> = read::<Assignment>(&out)
+        .into_iter()
+        .filter(|a| a.key_event == gone_event && a.trial == 0 && a.episode_id == gone_episode)
+        .map(|a| (a.doc_id, a.seg_idx))
+        .collect();
+    assert_eq!(gone_assigned.len(), gone_keys.len());
+    segments
+        .retain(|s| !(s.key_event == gone_event && gone_assigned.contains(&(s.doc_id, s.seg_idx))));
+    // Keep seg_idx dense within each article.
+    let mut renumbered: Vec<Segment> = Vec::new();
+    for s in segments.into_iter().chain(added) {
+        let idx = renumbered
+            .iter()
+            .rev()
+            .take_while(|p| p.key_event == s.key_event && p.doc_id == s.doc_id)
+            .count() as u32;
+        renumbered.push(Segment { seg_idx: idx, ..s });
+    }
+    renumbered.sort_by(|a, b| {
+        (&a.key_event, a.doc_id, a.seg_idx).cmp(&(&b.key_event, b.doc_id, b.seg_idx))
+    });
+    block_on(loc(&corpus).write_table(&renumbered)).unwrap();
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    let rows = lineage(&out);
+
+    // The planted episode: a `new` row whose segments are mostly the planted ones.
+    let segs: Vec<Segment> = read(&corpus);
+    let text_of: BTreeMap<(u32, u32), &str> = segs
+        .iter()
+        .filter(|s| s.key_event == target)
+        .map(|s| ((s.doc_id, s.seg_idx), s.text.as_str()))
+        .collect();
+    let assignments: Vec<Assignment> = read(&out);
+    let diagnosis: Vec<String> = rows
+        .iter()
+        .filter(|r| r.key_event == target)
+        .map(|r| {
+            let mine: Vec<&Assignment> = assignments
+                .iter()
+                .filter(|a| {
+                    a.key_event == target && a.trial == 0 && Some(a.episode_id) == r.episode_id
+                })
+                .collect();
+            let planted_n = mine
+                .iter()
+                .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)]))
+                .count();
+            format!(
+                "{} {} {:?} from {:?}: {} segments, {planted_n} planted, {} new",
+                r.stable_id,
+                r.status,
+                r.episode_id,
+                r.from_ids,
+                mine.len(),
+                r.new_segments
+            )
+        })
+        .collect();
+    let news: Vec<&Lineage> = rows
+        .iter()
+        .filter(|r| r.key_event == target && r.status == "new")
+        .collect();
+    assert!(
+        !news.is_empty(),
+        "no new episode in {target} ({} planted segments): {diagnosis:#?}",
+        planted_texts.len()
+    );
+    // The episode that holds most of the planted segments (as the replay counts a gold episode
+    // that begins after a cut) is a new one: a fresh id, every segment new to it, from no one.
+    let planted_in = |r: &Lineage| {
+        assignments
+            .iter()
+            .filter(|a| a.key_event == target && a.trial == 0 && Some(a.episode_id) == r.episode_id)
+            .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)]))
+            .count()
+    };
+    let holder = rows
+        .iter()
+        .filter(|r| r.key_event == target && r.episode_id.is_some())
+        .max_by_key(|r| planted_in(r))
+        .unwrap();
+    assert!(
+        planted_in(holder) * 2 > planted_texts.len() / 3,
+        "the planted segments went nowhere: {diagnosis:#?}"
+    );
+    assert!(
+        holder.status == "new"
+            && holder.from_ids.is_empty()
+            && holder.new_segments == holder.n_segments,
+        "{} planted segments; {diagnosis:#?}",
+        planted_texts.len()
+    );
+    // The report marks it, and the episodes that grew.
+    let page = dir.path().join("report.html");
+    epimine_ok(&[
+        "report",
+        "--run",
+        s(&out),
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&page),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<span class=\"change new\" title=\"id #{} across runs (lineage.parquet)\">new since run 1</span>",
+            holder.stable_id
+        )),
+        "the report does not mark the new episode"
+    );
+    let grown = rows.iter().filter(|r| r.status == "grown").count();
+    assert_eq!(html.matches("class=\"change grown\"").count(), grown);
+    // New ids are fresh: above every id the event had.
+    let max_before = first_ids
+        .iter()
+        .filter(|(k, _)| k.0 == target)
+        .map(|(_, id)| *id)
+        .max()
+        .unwrap();
+    assert!(news.iter().all(|r| r.stable_id > max_before));
+
+    // The episode whose segments are gone: ended, not silently dropped; its id is not given again.
+    let gone_id = first_ids[&(gone_event.to_string(), gone_episode)];
+    let row = rows
+        .iter()
+        .find(|r| r.key_event == gone_event && r.stable_id == gone_id)
+        .expect("a row for the episode whose segments are gone");
+    assert_eq!(row.status, "ended", "{row:?}");
+    assert_eq!(row.episode_id, None);
+    assert_eq!(row.lost_segments as usize, gone_keys.len());
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.key_event == gone_event && r.stable_id == gone_id)
+            .count(),
+        1
+    );
+
+    // A whole event removed: every one of its episodes ended.
+    let mut segs: Vec<Segment> = read(&corpus);
+    segs.retain(|s| s.key_event != "synth_event_002");
+    block_on(loc(&corpus).write_table(&segs)).unwrap();
+    ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    let rows = lineage(&out);
+    let ended: Vec<&Lineage> = rows
+        .iter()
+        .filter(|r| r.key_event == "synth_event_002")
+        .collect();
+    assert!(!ended.is_empty());
+    assert!(ended
+        .iter()
+        .all(|r| r.status == "ended" && r.episode_id.is_none()));
+    // And it stays ended (no row) once ended: the next run says nothing new about it.
+    ok(run_at(&corpus, &out, "2024-05-04", &[], &[]));
+    assert!(lineage(&out)
+        .iter()
+        .all(|r| r.key_event != "synth_event_002"));
+}
+
+fn history_files(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    for name in files_in(&out.join("history")) {
+        v.push((
+            name.clone(),
+            std::fs::read(out.join("history").join(&name)).unwrap(),
+        ));
+    }
+    v.push((
+        "lineage.parquet".into(),
+        std::fs::read(out.join("lineage.parquet")).unwrap_or_default(),
+    ));
+    v
+}
+
+#[test]
+fn the_history_survives_a_killed_run_whole_or_not_at_all() {
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 3, 10);
+    let reference = dir.path().join("reference");
+    ok(run_at(&corpus, &reference, "2024-05-01", &[], &[]));
+    // A change in one event.
+    let mut segments: Vec<Segment> = read(&corpus);
+    segments.retain(|s| !(s.key_event == "synth_event_000" && s.doc_id == 9));
+    block_on(loc(&corpus).write_table(&segments)).unwrap();
+    ok(run_at(&corpus, &reference, "2024-05-02", &[], &[]));
+    let want = history_files(&reference);
+    assert_eq!(want.len(), 3);
+
+    // The same two runs, the second killed: at each table of the assembly (the state file, then
+    // lineage.parquet), and after run.json before the history's head.
+    for fault in ["assembly:7", "assembly:8", "history"] {
+        let out = dir.path().join(format!("out-{}", fault.replace(':', "-")));
+        // Run 1 on the same first corpus (synth gives the same bytes), then the same change.
+        let original = corpus_with_ids(
+            &dir.path().join(format!("c-{}", fault.replace(':', "-"))),
+            3,
+            10,
+        );
+        ok(run_at(&original, &out, "2024-05-01", &[], &[]));
+        let after_first = history_files(&out);
+        block_on(loc(&original).write_table(&segments)).unwrap();
+        let killed = run_at(
+            &original,
+            &out,
+            "2024-05-02",
+            &[],
+            &[("EPIMINE_FAULT", fault)],
+        );
+        assert_eq!(killed.status.signal(), Some(9), "{fault}: {killed:?}");
+        if fault == "history" {
+            // Committed (run.json) but stopped before the head: history/ holds run 2 whole.
+            assert!(out.join("run.json").exists());
+        } else {
+            // Not committed: history/ and the head are run 1's, as they were.
+            assert!(!out.join("run.json").exists());
+            let now = history_files(&out);
+            assert_eq!(
+                now[..1],
+                after_first[..1],
+                "{fault}: history/000001 changed"
+            );
+            assert_eq!(
+                files_in(&out.join("history")),
+                ["000001.parquet"],
+                "{fault}"
+            );
+            let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
+            assert!(head.contains("\"run\": 1"), "{fault}: {head}");
+        }
+        // The same command again: the history is the uninterrupted one's, byte for byte.
+        let again = run_at(&original, &out, "2024-05-02", &[], &[]);
+        ok(again);
+        let got = history_files(&out);
+        if fault == "history" {
+            // Run 2 was committed: the re-run finished its head and is run 3 (nothing changed).
+            assert_eq!(got[..2], want[..2], "{fault}");
+            assert_eq!(got.len(), 4);
+            let rows = lineage(&out);
+            assert!(rows.iter().all(|r| r.run == 3 && r.status == "continued"));
+        } else {
+            assert_eq!(
+                got, want,
+                "{fault}: the history differs from the uninterrupted run's"
+            );
+        }
+        let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
+        let n = if fault == "history" { 3 } else { 2 };
+        assert!(head.contains(&format!("\"run\": {n}")), "{fault}: {head}");
+        // Only the head's ids are kept.
+        assert_eq!(
+            files_in(&out.join("_identity")),
+            [format!("{n:06}.parquet"), "head.json".to_string()]
+        );
+    }
+}
+
+#[test]
+fn the_ids_are_the_same_for_any_layout() {
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 4, 10);
+    let mut outs = Vec::new();
+    for (name, extra) in [("w1", vec!["-w", "1"]), ("w3", vec!["-w", "3"])] {
+        let out = dir.path().join(name);
+        ok(run_at(&corpus, &out, "2024-05-01", &extra, &[]));
+        outs.push(out);
+    }
+    // Two processes.
+    let out = dir.path().join("p2");
+    let hosts = hostfile(dir.path(), 2);
+    let children: Vec<_> = (0..2)
+        .map(|p| {
+            let mut cmd = synth_run(&corpus, &out);
+            cmd.args([
+                "--run-time",
+                "2024-05-01",
+                "-n",
+                "2",
+                "-p",
+                &p.to_string(),
+                "--hostfile",
+                s(&hosts),
+            ])
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for c in children {
+        ok(c.wait_with_output().unwrap());
+    }
+    outs.push(out);
+    let want = history_files(&outs[0]);
+    for o in &outs[1..] {
+        assert_eq!(history_files(o), want, "{}", o.display());
+        assert_eq!(
+            std::fs::read(o.join("_identity/000001.parquet")).unwrap(),
+            std::fs::read(outs[0].join("_identity/000001.parquet")).unwrap()
+        );
+    }
+}
+
+#[test]
+fn append_adds_a_feed_without_touching_the_segments_there() {
+    let dir = scratch();
+    let day1 = dir.path().join("day1.jsonl");
+    let day2 = dir.path().join("day2.jsonl");
+    let article = |id: &str, day: &str, text: &str| {
+        serde_json::json!({"key_event": "flood", "id": id, "published": day, "title": id, "text": text})
+            .to_string()
+    };
+    std::fs::write(
+        &day1,
+        [
+            article(
+                "a",
+                "2024-05-02",
+                "The river rose overnight. Homes were evacuated.",
+            ),
+            article("b", "2024-05-01", "Rain fell for three days. The dam held."),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    // Day 2 repeats article b (the feed overlaps) and brings an earlier-published article.
+    std::fs::write(
+        &day2,
+        [
+            article("b", "2024-05-01", "Rain fell for three days. The dam held."),
+            article("c", "2024-04-30", "Forecasters warned of heavy rain."),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let corpus = dir.path().join("corpus");
+    // Appending to nothing is refused, naming the folder.
+    let e = epimine(&[
+        "import",
+        "--articles",
+        s(&day1),
+        "--out",
+        s(&corpus),
+        "--append",
+    ]);
+    assert!(!e.status.success());
+    assert!(
+        String::from_utf8_lossy(&e.stderr).contains("holds no segments"),
+        "{e:?}"
+    );
+    epimine_ok(&["import", "--articles", s(&day1), "--out", s(&corpus)]);
+    let before = std::fs::read(corpus.join("segments.parquet")).unwrap();
+    let first: Vec<Segment> = block_on(epimine::corpus::read_segments(&loc(&corpus))).unwrap();
+    let text = epimine_ok(&[
+        "import",
+        "--articles",
+        s(&day2),
+        "--out",
+        s(&corpus),
+        "--append",
+    ]);
+    assert!(text.contains("1 articles already in the corpus"), "{text}");
+    assert_eq!(
+        std::fs::read(corpus.join("segments.parquet")).unwrap(),
+        before
+    );
+    assert!(corpus.join("segments-000002.parquet").exists());
+    let all: Vec<Segment> = block_on(epimine::corpus::read_segments(&loc(&corpus))).unwrap();
+    let ids: Vec<(String, u32)> = all
+        .iter()
+        .map(|s| (s.source_id.clone().unwrap(), s.doc_id))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // a and b keep their doc_ids; c comes after them.
+    let max_first = first.iter().map(|s| s.doc_id).max().unwrap();
+    assert!(ids.contains(&("c".into(), max_first + 1)), "{ids:?}");
+    assert_eq!(ids.len(), 3);
+    // The same feed again adds nothing and writes nothing.
+    let text = epimine_ok(&[
+        "import",
+        "--articles",
+        s(&day2),
+        "--out",
+        s(&corpus),
+        "--append",
+    ]);
+    assert!(text.contains("nothing new"), "{text}");
+    assert!(!corpus.join("segments-000003.parquet").exists());
+}
