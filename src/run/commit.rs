@@ -63,7 +63,7 @@ pub fn is_ours(name: &str) -> bool {
         || name.starts_with(&format!("{}/", super::checkpoint::DIR))
         || name.starts_with(&format!("{}/", super::lock::DIR))
         || name.starts_with(PROBE_PREFIX)
-        || super::history::is_history(name)
+        || super::history::files::is_history(name)
 }
 
 /// Checks before any work that `--out` can be written (a probe object written and deleted) and

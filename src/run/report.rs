@@ -192,7 +192,7 @@ pub struct RunReport {
     /// This run in the history of its `--out`: its number and time, the previous run's, and
     /// its episodes' statuses (`lineage.parquet`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub history: Option<super::history::HistoryReport>,
+    pub history: Option<super::history::files::HistoryReport>,
 }
 
 /// Resident memory around the final assembly, in MiB: when it began, and the peak while it ran

@@ -1,0 +1,58 @@
+//! The names of the history's files in `--out`, and the history's part of `run.json`: what the
+//! commit, `run.json` and the report need of the history without its writing (no import back
+//! into the engine).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::tables::{Lineage, Table};
+
+/// The folder of the per-run history files.
+pub const HISTORY_DIR: &str = "history";
+
+/// The folder of the ids handed on from run to run.
+pub const STATE_DIR: &str = "_identity";
+
+/// The object naming the last run whose history is committed.
+pub const HEAD: &str = "_identity/head.json";
+
+/// The history part of `run.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryReport {
+    /// This run's number in this `--out`.
+    pub run: u32,
+    /// Its time (RFC 3339, UTC): `--run-time`, else when it committed.
+    pub run_time: String,
+    /// The same, ms since 1970.
+    pub run_time_ms: i64,
+    /// The previous run whose episodes this one's were matched to, and its time.
+    pub previous_run: Option<u32>,
+    /// Its time.
+    pub previous_run_time: Option<String>,
+    /// This run's history file.
+    pub file: String,
+    /// Rows of `lineage` by status (`new`, `continued`, `grown`, `split`, `merged`, `ended`).
+    pub statuses: BTreeMap<String, usize>,
+}
+
+/// `ms` since 1970 as RFC 3339, UTC.
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// Now, ms since 1970.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Whether `name` is a file of the history a run writes in `--out`.
+pub fn is_history(name: &str) -> bool {
+    name == Lineage::file_name()
+        || name.starts_with(&format!("{HISTORY_DIR}/"))
+        || name.starts_with(&format!("{STATE_DIR}/"))
+}
