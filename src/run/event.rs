@@ -247,6 +247,9 @@ fn compute_wave(
     bar: &crate::progress::Bar,
 ) {
     for (event, (fingerprint, decision)) in now {
+        if ctx.shared.interrupted() {
+            break;
+        }
         bar.set_message(&event);
         let Decision::Compute(not_reused) = decision else {
             continue;

@@ -41,4 +41,14 @@ pub(super) struct Shared {
     /// worker runs its event's stages in this pool, so that while fewer events than workers
     /// remain (one big event, the end of a run) the idle workers' cores work on them.
     pub(super) pool: rayon::ThreadPool,
+    /// Raised to stop the run ([`super::interrupt::Interrupt`]).
+    pub(super) interrupt: super::interrupt::Interrupt,
+}
+
+impl Shared {
+    /// Whether the run was asked to stop: from then on the workers compute and write nothing
+    /// more (they still take part in every exchange, so none waits for another).
+    pub(super) fn interrupted(&self) -> bool {
+        self.interrupt.is_set()
+    }
 }

@@ -144,7 +144,9 @@ pub(super) fn encode_units(
     };
     step(units.len() - misses.len());
     let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
-        let encoders = encoders.ok_or("no encoder")?;
+        let encoders = encoders
+            .filter(|_| !shared.interrupted())
+            .ok_or("not encoded")?;
         let encoder = &encoders.words;
         let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
         let mut results = encoder

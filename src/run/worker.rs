@@ -56,6 +56,11 @@ impl<'a> Ctx<'a> {
         let Some(out) = &self.shared.out else {
             return;
         };
+        if self.shared.interrupted() {
+            // What an event holds after the run was stopped (an LLM round cut short) is not
+            // written: a resumed run computes it.
+            return;
+        }
         let c = Checkpoint {
             fingerprint: fingerprint.to_string(),
             status: status.clone(),
