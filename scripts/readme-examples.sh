@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ```sh block of README.md as written (but `scripts/test.sh`, which is CI itself), one
 # command at a time, in a scratch folder target/readme-examples/work whose ../shared is the
-# development data beside the checkout (or $EPIMINE_SHARED). `cargo` there is the real cargo,
-# pointed at this checkout's Cargo.toml. Fails on the first command that fails, naming it.
+# development data beside the checkout (or $EPIMINE_SHARED) and whose examples/ is the
+# checkout's. `cargo` there is the real cargo, pointed at this checkout's Cargo.toml. Fails on the first command that fails, naming it.
 # Cost: a release build, the demo (about a minute) and a development-set run (about two).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,6 +17,7 @@ export -f cargo
 export root
 # The commands of the sh blocks, one a line (no block uses line continuations).
 mapfile -t commands < <(awk '/^```sh$/{on=1; next} /^```$/{on=0} on && NF' "$root/README.md")
+ln -s "$root/examples" "$base/work/examples"
 cd "$base/work"
 n=0
 for cmd in "${commands[@]}"; do

@@ -11,6 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# One build, never rebuilt in place: incremental state would add GBs to target/ for nothing.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+
+# A full build with every test binary, clippy's and the CUDA build's artifacts takes about
+# EPIMINE_TEST_DISK_GB of disk under target/; a disk that fills makes the linker die with a bus
+# error far into the run, so say it at once.
+need_gb=${EPIMINE_TEST_DISK_GB:-12}
+mkdir -p target
+have_kb=$(df -Pk target | awk 'NR == 2 { print $4 }')
+used_kb=$(du -sk target 2>/dev/null | awk '{ print $1 }')
+if (( have_kb + used_kb < need_gb * 1024 * 1024 )); then
+  echo "scripts/test.sh: $(( have_kb / 1024 / 1024 )) GB free beside target/ ($(( used_kb / 1024 / 1024 )) GB already in it); a full test build needs about ${need_gb} GB (set EPIMINE_TEST_DISK_GB to change the check)" >&2
+  exit 1
+fi
 
 start=$(date +%s)
 echo "== cargo fmt --check"
@@ -59,4 +73,4 @@ echo "   Python package built and tested in $(( $(date +%s) - python_start )) s"
 # at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small.
 echo "== cargo build --features cuda"
 CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins
-echo "== tests done in $(( $(date +%s) - start )) s"
+echo "== tests done in $(( $(date +%s) - start )) s; target/ holds $(du -sh target | cut -f1)"

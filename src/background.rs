@@ -4,6 +4,11 @@
 //! A background is either a text file with one document a line, or a table made once from such
 //! a file by `epimine background build` (`term` utf8, `doc_freq` uint32; `N_bg` in the file's
 //! metadata under [`N_DOCS_KEY`]) so that a large background is tokenized once and reused.
+//!
+//! Without one, a run takes the corpus's own articles as the background ([`from_corpus`]): each
+//! article is a document, so a word found in many of the corpus's articles weighs little. With
+//! several key events that is their contrast with each other; with one, the event's articles
+//! among themselves (its everyday words weigh little, words of some of its articles much).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,6 +44,9 @@ pub enum BackgroundError {
         /// What is wrong.
         reason: String,
     },
+    /// The corpus could not be read as a background.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
     /// No documents.
     #[error("{file}: the background has no documents")]
     Empty {
@@ -157,6 +165,53 @@ pub async fn load(path: &str) -> Result<Background, BackgroundError> {
         return Err(BackgroundError::Empty { file });
     }
     Ok(Background::Text(docs))
+}
+
+/// The corpus's own articles as the background: one document per article (its segments
+/// together), `doc_freq` the number of articles holding each term, read one row group at a time.
+///
+/// An article counts once per term when its segments lie together in the corpus, as every
+/// writer of epimine puts them (`import`, `synth`): segments are taken in file, row group, then
+/// (key event, article, segment) order.
+pub async fn from_corpus(corpus: &Location) -> Result<Background, BackgroundError> {
+    // term → (the last article that counted it, articles holding it).
+    let mut counts: HashMap<String, (u64, u32)> = HashMap::new();
+    let mut articles: u64 = 0;
+    let mut last: Option<(String, u32)> = None;
+    for (name, groups) in crate::corpus::segment_files(corpus).await? {
+        for group in 0..groups {
+            let mut segments = crate::corpus::read_row_group(corpus, &name, group).await?;
+            segments.sort_by(|a, b| {
+                (&a.key_event, a.doc_id, a.seg_idx).cmp(&(&b.key_event, b.doc_id, b.seg_idx))
+            });
+            for s in segments {
+                let same = last
+                    .as_ref()
+                    .is_some_and(|(e, d)| *e == s.key_event && *d == s.doc_id);
+                if !same {
+                    articles += 1;
+                    last = Some((s.key_event.clone(), s.doc_id));
+                }
+                for term in text::distinct_terms(&s.text) {
+                    let entry = counts.entry(term).or_insert((0, 0));
+                    if entry.0 != articles {
+                        *entry = (articles, entry.1 + 1);
+                    }
+                }
+            }
+        }
+    }
+    if articles == 0 {
+        return Err(BackgroundError::Empty {
+            file: corpus.display().to_string(),
+        });
+    }
+    let mut doc_freq: Vec<(String, u32)> = counts.into_iter().map(|(t, (_, n))| (t, n)).collect();
+    doc_freq.sort();
+    Ok(Background::Table {
+        doc_freq,
+        n_docs: articles,
+    })
 }
 
 /// `epimine background build`: tokenizes a text background once and writes its table to `out`

@@ -19,7 +19,7 @@ use crate::clustering::density::{self, DensityParams};
 use crate::encoder::fetch::{resolve_model, ResolveError};
 use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, GoldEpisode, Segment};
+use crate::tables::{Assignment, Episode, GoldEpisode, Segment, Table};
 
 /// Errors of the baselines.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +39,12 @@ pub enum BaselineError {
     /// The density settings are invalid.
     #[error(transparent)]
     Density(#[from] density::DensityError),
+    /// The corpus is not one (segments that share a key).
+    #[error("corpus: {0}")]
+    Corpus(#[from] crate::corpus::CorpusError),
+    /// `kmeans` on a corpus without gold episodes.
+    #[error("{0}: no gold_episodes.parquet: `baseline kmeans` takes k from each event's gold episode count, which only a labelled corpus has (a dataset folder's import, or `synth`); `baseline hdbscan` needs none")]
+    NoGold(String),
 }
 
 /// One baseline's clusters of one event: each cluster's members (indices into the event's
@@ -46,14 +52,36 @@ pub enum BaselineError {
 /// with the reason.
 type Clusters = Result<Vec<Vec<(usize, f64)>>, String>;
 
-/// Runs the baseline and writes `episodes.parquet` and `assignments.parquet` under `out`.
-/// Returns a one-line summary.
+/// A corpus's segments (each key once) and gold episodes; a corpus without gold episodes has
+/// none, which only a baseline that takes k from them refuses.
+fn read_corpus(
+    runtime: &tokio::runtime::Runtime,
+    corpus: &str,
+    needs_gold: bool,
+) -> Result<(Vec<Segment>, Vec<GoldEpisode>), BaselineError> {
+    let corpus = Location::parse(corpus, false).map_err(crate::corpus::CorpusError::from)?;
+    let segments = runtime.block_on(crate::corpus::read_segments(&corpus))?;
+    let gold = if runtime.block_on(corpus.exists(&GoldEpisode::file_name()))? {
+        runtime.block_on(corpus.read_table())?
+    } else if needs_gold {
+        return Err(BaselineError::NoGold(corpus.display().to_string()));
+    } else {
+        Vec::new()
+    };
+    Ok((segments, gold))
+}
+
+/// Runs the baseline and writes `episodes.parquet`, `assignments.parquet` and
+/// `episode_articles.parquet` under `out`. Returns a one-line summary.
 pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String, BaselineError> {
     per_event(
         corpus,
         out,
         model,
-        "kmeans",
+        Baseline {
+            source: "kmeans",
+            needs_gold: true,
+        },
         |event, segs, gold, vectors| {
             let k = gold;
             if k == 0 || segs < k {
@@ -106,7 +134,11 @@ pub fn hdbscan(
     params: &DensityParams,
 ) -> Result<String, BaselineError> {
     params.validate()?;
-    per_event(corpus, out, model, "hdbscan", |_, _, _, vectors| {
+    let baseline = Baseline {
+        source: "hdbscan",
+        needs_gold: false,
+    };
+    per_event(corpus, out, model, baseline, |_, _, _, vectors| {
         let vectors = vectors()?;
         let rows: Vec<Vec<f32>> = (0..vectors.len())
             .map(|i| vectors.row(i).to_vec())
@@ -121,14 +153,22 @@ pub fn hdbscan(
     })
 }
 
+/// Which baseline: its name (the episodes' `source`), and whether it needs the corpus's gold
+/// episode counts.
+struct Baseline {
+    source: &'static str,
+    needs_gold: bool,
+}
+
 /// The baselines' shared frame: reads the corpus, encodes each event's segments when its
 /// clustering asks for them (`vectors()`), and writes every cluster as an episode with its
-/// members ranked as given. `cluster(event, segments, gold episodes, vectors)`.
+/// members ranked as given, and each episode's articles. `cluster(event, segments, gold
+/// episodes, vectors)`; a corpus without gold episodes gives 0 for every event.
 fn per_event<F>(
     corpus: &str,
     out: &str,
     model: &str,
-    source: &str,
+    baseline: Baseline,
     mut cluster: F,
 ) -> Result<String, BaselineError>
 where
@@ -143,10 +183,9 @@ where
         .enable_all()
         .build()
         .map_err(|e| BaselineError::Model(e.to_string()))?;
-    let corpus = Location::parse(corpus, false)?;
+    let (segments, gold) = read_corpus(&runtime, corpus, baseline.needs_gold)?;
     let out = Location::parse(out, true)?;
-    let segments: Vec<Segment> = runtime.block_on(corpus.read_table())?;
-    let gold: Vec<GoldEpisode> = runtime.block_on(corpus.read_table())?;
+    let source = baseline.source;
     let model_dir = runtime.block_on(resolve_model(model))?;
     let encoder = Encoder::<DefaultBackend>::load(&model_dir, &encoder::default_device())?;
     let mut k_of: BTreeMap<&str, usize> = BTreeMap::new();
@@ -158,6 +197,7 @@ where
         by_event.entry(s.key_event.as_str()).or_default().push(s);
     }
     let (mut episodes, mut assignments, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+    let mut articles = Vec::new();
     let bar = crate::progress::Bar::start(source, by_event.len() as u64);
     for (event, segs) in &by_event {
         bar.set_message(event);
@@ -173,6 +213,7 @@ where
                 continue;
             }
         };
+        let (first_episode, first_assignment) = (episodes.len(), assignments.len());
         for (c, members) in clusters.into_iter().enumerate() {
             let span = crate::tables::EpisodeSpan::of(
                 members
@@ -206,15 +247,22 @@ where
                 });
             }
         }
+        let owned: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
+        articles.extend(crate::coverage::episode_articles(
+            &owned,
+            &episodes[first_episode..],
+            &assignments[first_assignment..],
+        ));
         bar.inc();
     }
     bar.finish();
     runtime.block_on(async {
         out.write_table(&episodes).await?;
-        out.write_table(&assignments).await
+        out.write_table(&assignments).await?;
+        out.write_table(&articles).await
     })?;
     let mut summary = format!(
-        "{} events, {} {source} episodes; wrote {}/{{episodes,assignments}}.parquet",
+        "{} events, {} {source} episodes; wrote {}/{{episodes,assignments,episode_articles}}.parquet",
         by_event.len() - skipped.len(),
         episodes.len(),
         out.display()

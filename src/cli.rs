@@ -17,10 +17,12 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Import a dataset folder (<theme>/<event>/segments.txt, doc_dates.txt, groundtruth.tsv,
-    /// episodes.tsv) into corpus tables.
+    /// Make a corpus: your own articles (`--articles FILE`: CSV, JSON Lines or Parquet, one row
+    /// an article) cut into segments, or a labelled dataset folder
+    /// (<theme>/<event>/segments.txt, doc_dates.txt, groundtruth.tsv, episodes.tsv).
     Import(ImportArgs),
-    /// Score a run's assignments against a corpus's gold labels (k-prec, k-recall, k-F1).
+    /// Score a run's assignments against a corpus's gold labels (k-prec, k-recall, k-F1); needs
+    /// a labelled corpus (a dataset folder's import, or `synth`).
     Eval(EvalArgs),
     /// Run the built-in default end to end and show where the outputs are.
     Demo(DemoArgs),
@@ -79,7 +81,9 @@ pub struct RunArgs {
     /// The corpus (from `epimine import` or `epimine synth`).
     #[arg(long)]
     pub corpus: Option<String>,
-    /// The background: text (one document a line) or a `background build` table.
+    /// General-news text that tells an event's own words from everyday ones (ALGORITHM.md §1):
+    /// one article a line, or a table from `epimine background build`. Default: the corpus's
+    /// own articles.
     #[arg(long)]
     pub background: Option<String>,
     /// Output folder.
@@ -265,8 +269,9 @@ pub struct StatsArgs {
     /// The corpus written by `epimine import` or `epimine synth` (holding segments*.parquet).
     #[arg(long)]
     pub corpus: String,
-    /// Background: a text file (one document a line) or a table from `epimine background build`.
-    #[arg(long)]
+    /// Background: general-news text (one article a line) or a table from `epimine background
+    /// build`. Default: the corpus's own articles.
+    #[arg(long, default_value = "")]
     pub background: String,
     /// Output folder for terms.parquet and pairs.parquet.
     #[arg(long)]

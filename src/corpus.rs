@@ -15,21 +15,161 @@ pub enum CorpusError {
     /// The corpus has no segments table.
     #[error("{0}: no segments*.parquet in this corpus (make one with `epimine import`)")]
     NoSegments(String),
+    /// The corpus's segments files hold no row.
+    #[error("{0}: its segments files hold no segment (an empty corpus is refused, so that a run of it does not replace a finished one)")]
+    Empty(String),
+    /// An import's folder holds segments files of something else.
+    #[error("{corpus}: it holds {count} segments file(s) besides segments.parquet (e.g. `{first}`), which would join the imported corpus; import into an empty folder, or remove them")]
+    OtherSegments {
+        /// The folder.
+        corpus: String,
+        /// How many.
+        count: usize,
+        /// The first.
+        first: String,
+    },
+    /// Segments share a key: assignments and labels, which name a segment by its key, would
+    /// be ambiguous.
+    #[error("{corpus}: {}", duplicate_keys(*count, key_event, *doc_id, *seg_idx))]
+    DuplicateKeys {
+        /// The corpus (or its segments file).
+        corpus: String,
+        /// Segments whose key an earlier segment already has.
+        count: usize,
+        /// The first repeated key: its event,
+        key_event: String,
+        /// article,
+        doc_id: u32,
+        /// and segment.
+        seg_idx: u32,
+    },
 }
 
-/// The segments files of a corpus and their row-group counts, in name order.
+/// The tables an import writes into a corpus folder: the segments, a dataset's labels and
+/// gold episodes, the rows `--on-error skip` left out.
+pub const IMPORTED_TABLES: [&str; 4] = [
+    "segments.parquet",
+    "labels.parquet",
+    "gold_episodes.parquet",
+    "rejected.parquet",
+];
+
+/// Before an import writes into `out`: refuses a folder that holds segments files other than
+/// `segments.parquet`, since a corpus is all of its `segments*.parquet` and they would join the
+/// new one.
+pub async fn check_import_out(out: &Location) -> Result<(), CorpusError> {
+    let others: Vec<String> = out
+        .list()
+        .await?
+        .into_iter()
+        .filter(|n| {
+            !n.contains('/')
+                && n.starts_with("segments")
+                && n.ends_with(".parquet")
+                && n != IMPORTED_TABLES[0]
+        })
+        .collect();
+    match others.first() {
+        None => Ok(()),
+        Some(first) => Err(CorpusError::OtherSegments {
+            corpus: out.display().to_string(),
+            count: others.len(),
+            first: first.clone(),
+        }),
+    }
+}
+
+/// After an import wrote the tables `written` into `out`: removes the tables of an earlier
+/// import that this one did not write (labels, gold episodes, rejected rows), so that the folder
+/// holds one whole corpus. Returns their names.
+pub async fn remove_stale_tables(
+    out: &Location,
+    written: &[&str],
+) -> Result<Vec<String>, CorpusError> {
+    let mut removed = Vec::new();
+    for name in IMPORTED_TABLES {
+        if !written.contains(&name) && out.exists(name).await? {
+            out.delete(name).await?;
+            tracing::info!(
+                "removed {}: it belonged to an earlier import into this folder",
+                out.display_child(name)
+            );
+            removed.push(name.to_string());
+        }
+    }
+    Ok(removed)
+}
+
+/// What a corpus with repeated segment keys is told (also an event's error in `epimine run`).
+pub fn duplicate_keys(count: usize, key_event: &str, doc_id: u32, seg_idx: u32) -> String {
+    format!(
+        "{count} segment(s) repeat the key (key_event, doc_id, seg_idx) of another, the first \
+         (`{key_event}`, {doc_id}, {seg_idx}); each segment needs its own key (import the \
+         articles again, or remove the repeated rows)"
+    )
+}
+
+/// Refuses segments of which two share a key (key_event, doc_id, seg_idx), naming the first
+/// repeated key and how many repeat one.
+pub fn check_unique_keys(corpus: &str, segments: &[Segment]) -> Result<(), CorpusError> {
+    let mut seen = std::collections::HashSet::with_capacity(segments.len());
+    let mut first = None;
+    let mut count = 0;
+    for s in segments {
+        if !seen.insert((s.key_event.as_str(), s.doc_id, s.seg_idx)) {
+            count += 1;
+            first.get_or_insert((s.key_event.clone(), s.doc_id, s.seg_idx));
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some((key_event, doc_id, seg_idx)) => Err(CorpusError::DuplicateKeys {
+            corpus: corpus.to_string(),
+            count,
+            key_event,
+            doc_id,
+            seg_idx,
+        }),
+    }
+}
+
+/// The segments files of a corpus and their row-group counts, in name order; each file's
+/// footer is read and its columns checked against the `segments` schema, so that a file cut
+/// short or of another schema, or a corpus without a segment, is an error before any work.
 pub async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, CorpusError> {
     let mut files = Vec::new();
+    let mut rows = 0;
     for name in corpus.list().await? {
         if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
-            let (groups, _) = corpus.parquet_layout(&name).await?;
+            let (groups, n) = corpus.parquet_row_groups(&name, &Segment::schema()).await?;
+            rows += n;
             files.push((name, groups));
         }
     }
     if files.is_empty() {
         return Err(CorpusError::NoSegments(corpus.display().to_string()));
     }
+    if rows == 0 {
+        return Err(CorpusError::Empty(corpus.display().to_string()));
+    }
     Ok(files)
+}
+
+/// Every segment of a corpus (all its `segments*.parquet`, in name order), each key once
+/// ([`check_unique_keys`]): for the commands that read a corpus whole (`eval`, the baselines).
+pub async fn read_segments(corpus: &Location) -> Result<Vec<Segment>, CorpusError> {
+    let mut segments = Vec::new();
+    for (name, _) in segment_files(corpus).await? {
+        let batches = corpus.read_parquet(&name, &Segment::schema()).await?;
+        segments.extend(
+            Segment::from_batches(&batches).map_err(|source| StorageError::Table {
+                location: corpus.display_child(&name),
+                source,
+            })?,
+        );
+    }
+    check_unique_keys(corpus.display(), &segments)?;
+    Ok(segments)
 }
 
 /// The row groups of a corpus that worker `index` (of `peers`) reads: (file, row group).

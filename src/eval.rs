@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, GoldEpisode, Label, Segment};
+use crate::tables::{Assignment, GoldEpisode, Label, Segment, Table};
 
 /// The paper's k.
 pub const DEFAULT_K: usize = 5;
@@ -35,6 +35,30 @@ pub enum EvalError {
     /// The run folder is not one whole committed run.
     #[error(transparent)]
     NotCommitted(#[from] crate::run::commit::CommitError),
+    /// The corpus's segments share keys.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
+    /// Labels name segments the corpus does not hold: they belong to another import.
+    #[error("{labels}: {missing} of {total} labels name a segment that the corpus {segments} does not hold, e.g. (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}): the labels belong to another import of the corpus; import it again (into an empty folder)")]
+    StaleLabels {
+        /// The labels file.
+        labels: String,
+        /// The segments file.
+        segments: String,
+        /// Labels whose segment is not there.
+        missing: usize,
+        /// Labels.
+        total: usize,
+        /// The first such label's event,
+        key_event: String,
+        /// article,
+        doc_id: u32,
+        /// and segment.
+        seg_idx: u32,
+    },
+    /// The corpus has no labels to score against.
+    #[error("{0}: no labels.parquet, so nothing to score against: `epimine eval` needs a labelled corpus (`epimine import <DATASET_DIR>` of a folder with groundtruth.tsv and episodes.tsv, or `epimine synth`); a corpus from `import --articles` has none. To read a run of your own articles, use `epimine report` or its episode_articles.parquet")]
+    NoLabels(String),
     /// An assignment names a segment that is not in the corpus.
     #[error("{file}: row {row}: segment (key_event `{key_event}`, doc_id {doc_id}, seg_idx {seg_idx}) is not in the corpus")]
     UnknownSegment {
@@ -311,7 +335,10 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
             run.display()
         );
     }
-    let segments: Vec<Segment> = corpus.read_table().await?;
+    if !corpus.exists(&Label::file_name()).await? {
+        return Err(EvalError::NoLabels(corpus.display().to_string()));
+    }
+    let segments: Vec<Segment> = crate::corpus::read_segments(corpus).await?;
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;
     let assignments: Vec<Assignment> = run.read_table().await?;
@@ -323,8 +350,39 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
         .iter()
         .map(|s| (s.key_event.as_str(), s.doc_id, s.seg_idx))
         .collect();
+    check_labels(
+        &keys,
+        &labels,
+        &corpus.display_child(&Label::file_name()),
+        corpus.display(),
+    )?;
     let file = run.display_child("assignments.parquet");
     evaluate(k, &events, &keys, &labels, &gold, &assignments, &file)
+}
+
+/// Refuses labels of which some name a segment the corpus does not hold (labels of an earlier
+/// import, or of another corpus): scores against them would be wrong, not low.
+pub fn check_labels(
+    segments: &BTreeSet<(&str, u32, u32)>,
+    labels: &[Label],
+    labels_file: &str,
+    segments_file: &str,
+) -> Result<(), EvalError> {
+    let mut stale = labels
+        .iter()
+        .filter(|l| !segments.contains(&(l.key_event.as_str(), l.doc_id, l.seg_idx)));
+    let Some(first) = stale.next() else {
+        return Ok(());
+    };
+    Err(EvalError::StaleLabels {
+        labels: labels_file.to_string(),
+        segments: segments_file.to_string(),
+        missing: 1 + stale.count(),
+        total: labels.len(),
+        key_event: first.key_event.clone(),
+        doc_id: first.doc_id,
+        seg_idx: first.seg_idx,
+    })
 }
 
 /// The report as a readable table, figures ×100 as in the paper.

@@ -184,7 +184,8 @@ pub struct Job {
     /// The corpus (from `epimine import` or `epimine synth`).
     #[serde(default)]
     pub corpus: String,
-    /// The background: text (one document a line) or a `background build` table.
+    /// The background: general-news text (one document a line) or a `background build` table.
+    /// Empty: the corpus's own articles ([`crate::background::from_corpus`]).
     #[serde(default)]
     pub background: String,
     /// Output folder.
@@ -287,9 +288,6 @@ impl Job {
         if self.corpus.is_empty() {
             return Err(JobError::Missing("corpus"));
         }
-        if self.background.is_empty() {
-            return Err(JobError::Missing("background"));
-        }
         if self.out.is_empty() {
             return Err(JobError::Missing("out"));
         }
@@ -353,6 +351,21 @@ impl Job {
                 message: format!("import.{message}"),
             })?;
         Ok(())
+    }
+
+    /// Settings that are valid but contradict each other: said before a run, not refused.
+    pub fn warnings(&self) -> Vec<String> {
+        let e = &self.episodes;
+        let mut out = Vec::new();
+        if e.max_episodes > 0 && e.max_episodes < e.min_episodes {
+            out.push(format!(
+                "episodes.max_episodes = {} is below the floor episodes.min_episodes = {}: the cap \
+                 wins, so no event gets more than {} episodes and the floor is never reached \
+                 (lower min_episodes, or 0 for no floor)",
+                e.max_episodes, e.min_episodes, e.max_episodes
+            ));
+        }
+        out
     }
 
     /// The job as TOML, as saved next to the outputs.

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod cluster;
 pub mod clustering;
 pub mod corpus;
+pub mod coverage;
 pub mod demo;
 pub mod encode;
 pub mod encoder;

@@ -33,6 +33,31 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// SIGTERM, SIGHUP and SIGINT, caught on a thread of their own: one log line (which signal,
+/// what is kept, how to resume), then exit with 128 + the signal's number, as a shell reports a
+/// process the signal ended.
+fn catch_signals(created: Vec<std::path::PathBuf>) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let name = match signal {
+                SIGTERM => "SIGTERM",
+                SIGHUP => "SIGHUP",
+                _ => "SIGINT",
+            };
+            let kept = epimine::run::kept::interrupted().unwrap_or_else(|| {
+                "nothing is left half-written (each output file is written whole, then renamed, or not at all); run the command again".into()
+            });
+            tracing::warn!("{name} received: stopping; {kept}");
+            epimine::storage::remove_empty_folders(&created);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 /// How a successful command ended.
 enum ExitStatus {
     /// Everything done.
@@ -74,10 +99,18 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
         } else {
             String::new()
         };
-        println!("wrote {}/segments.parquet{rejected}", out.display());
+        println!(
+            "wrote {}/segments.parquet, boilerplate.parquet ({} paragraphs dropped as boilerplate){rejected}",
+            out.display(),
+            result.boilerplate.len()
+        );
+        println!(
+            "next: epimine run --corpus {} --out <RUN_DIR>",
+            out.display()
+        );
     } else {
         let dir = args.dataset_dir.as_deref().unwrap_or_default();
-        let src = Location::parse(dir, false)?;
+        let src = Location::parse(dir, false).context("the dataset folder")?;
         let out = Location::parse(&args.out, true)?;
         let events = import::import(&src, &out).await?;
         print!("{}", import::format_summary(&events));
@@ -91,8 +124,8 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
 
 /// `epimine eval`.
 async fn eval_command(args: cli::EvalArgs) -> anyhow::Result<ExitStatus> {
-    let corpus = Location::parse(&args.corpus, false)?;
-    let run = Location::parse(&args.run, false)?;
+    let corpus = Location::parse(&args.corpus, false).context("the corpus (--corpus)")?;
+    let run = Location::parse(&args.run, false).context("the run (--run)")?;
     let report = eval::eval(&corpus, &run, args.k).await?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -104,8 +137,8 @@ async fn eval_command(args: cli::EvalArgs) -> anyhow::Result<ExitStatus> {
 
 /// `epimine report`: the HTML page of a run.
 async fn report_command(args: cli::ReportArgs) -> anyhow::Result<ExitStatus> {
-    let run = Location::parse(&args.run, false)?;
-    let corpus = Location::parse(&args.corpus, false)?;
+    let run = Location::parse(&args.run, false).context("the run (--run)")?;
+    let corpus = Location::parse(&args.corpus, false).context("the corpus (--corpus)")?;
     let options = report::ReportOptions {
         top_segments: args.top_segments,
         order: if args.order == "confidence" {
@@ -125,6 +158,7 @@ async fn report_command(args: cli::ReportArgs) -> anyhow::Result<ExitStatus> {
 
 /// `epimine demo`.
 async fn demo_command(args: cli::DemoArgs) -> anyhow::Result<ExitStatus> {
+    let args_out = args.out.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         demo::demo(
             &args.out,
@@ -152,8 +186,14 @@ async fn demo_command(args: cli::DemoArgs) -> anyhow::Result<ExitStatus> {
         outcome.corpus
     );
     println!(
-        "run outputs: {} (episodes, assignments, fragments, terms, pairs .parquet; job.toml; run.json)",
+        "run outputs: {} (episodes, assignments, episode_articles, fragments, terms, pairs .parquet; job.toml; run.json)",
         outcome.run
+    );
+    println!(
+        "next: epimine report --run {} --corpus {} --out {}/report.html",
+        outcome.run,
+        outcome.corpus,
+        args_out.trim_end_matches('/')
     );
     Ok(ExitStatus::Done)
 }
@@ -314,10 +354,11 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     println!(
-        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,fragments,terms,pairs}}.parquet, job.toml, run.json",
+        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,fragments,terms,pairs}}.parquet, job.toml, run.json",
         report.events.len(),
         outcome.out
     );
+    print_coverage(report);
     if report.llm.is_some() {
         print_llm_fallbacks(report);
     }
@@ -328,10 +369,68 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
             e.error.as_deref().unwrap_or("?")
         );
     }
+    println!(
+        "next: epimine report --run {out} --corpus {} --out report.html; each episode's articles: {out}/episode_articles.parquet",
+        report.job.corpus,
+        out = outcome.out.trim_end_matches('/')
+    );
     if report.partial {
         ExitStatus::Partial
     } else {
         ExitStatus::Done
+    }
+}
+
+/// Events listed one a line in the summary, at most (all of them are in `run.json`).
+const EVENTS_LISTED: usize = 30;
+
+/// What the episodes hold and leave out (trial 0): over the run, then per event.
+fn print_coverage(report: &epimine::run::RunReport) {
+    use epimine::coverage::{percent, Coverage};
+    let first = |e: &epimine::run::EventStatus| e.coverage.first().cloned();
+    let total = report
+        .events
+        .iter()
+        .filter_map(first)
+        .fold(Coverage::default(), |a, c| Coverage {
+            trial: 0,
+            segments_assigned: a.segments_assigned + c.segments_assigned,
+            segments_left_out: a.segments_left_out + c.segments_left_out,
+            articles_assigned: a.articles_assigned + c.articles_assigned,
+            articles_left_out: a.articles_left_out + c.articles_left_out,
+        });
+    let segments = total.segments_assigned + total.segments_left_out;
+    if segments == 0 {
+        return;
+    }
+    let trial = if report.events.iter().any(|e| e.coverage.len() > 1) {
+        " (trial 0)"
+    } else {
+        ""
+    };
+    println!(
+        "{}{trial}; left out: {} segments ({}), {} articles",
+        total.describe(),
+        total.segments_left_out,
+        percent(total.segments_left_out, segments),
+        total.articles_left_out
+    );
+    for e in report.events.iter().take(EVENTS_LISTED) {
+        match first(e) {
+            Some(c) => println!(
+                "  {}: {} episodes; {}",
+                e.key_event,
+                e.counts.episodes,
+                c.describe()
+            ),
+            None => println!("  {}: {}", e.key_event, e.status),
+        }
+    }
+    if report.events.len() > EVENTS_LISTED {
+        println!(
+            "  … and {} more events (each one's `coverage` is in run.json)",
+            report.events.len() - EVENTS_LISTED
+        );
     }
 }
 
@@ -436,6 +535,7 @@ fn main() -> std::process::ExitCode {
     let created = out
         .map(epimine::storage::new_local_folders)
         .unwrap_or_default();
+    catch_signals(created.clone());
     match runtime.block_on(run(cli)) {
         Ok(ExitStatus::Done) => std::process::ExitCode::SUCCESS,
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),

@@ -33,6 +33,9 @@ use parquet::file::properties::WriterProperties;
 
 use crate::tables::Table;
 
+mod named;
+pub use named::{retry_config, DEFAULT_TIMEOUT_SECS, TIMEOUT_ENV};
+
 /// Rows per Parquet row group. Small enough that workers can split a table by row group.
 pub const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
 
@@ -258,10 +261,12 @@ impl Location {
             }
             let store = AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
+                .with_retry(retry_config().map_err(bad)?)
                 .build()
                 .map_err(|e| bad(e.to_string()))?;
             let prefix =
                 ObjectPath::parse(prefix.trim_matches('/')).map_err(|e| bad(e.to_string()))?;
+            let store = named::NamedStore::new(Arc::new(store), &format!("s3://{bucket}"));
             return Ok(Self {
                 store: Arc::new(store),
                 prefix,
@@ -617,6 +622,30 @@ impl Location {
             })
             .unwrap_or_default();
         Ok((meta.num_row_groups(), kv))
+    }
+
+    /// The numbers of row groups and rows of the Parquet file `name`, after checking (from its
+    /// footer alone) that its columns are exactly `expected`'s: a file of the wrong schema is
+    /// found before any of its rows are read.
+    pub async fn parquet_row_groups(
+        &self,
+        name: &str,
+        expected: &SchemaRef,
+    ) -> Result<(usize, u64)> {
+        let mut reader = self.open_parquet(name).await?;
+        let location = reader.display.clone();
+        let pq = |source| StorageError::Parquet {
+            location: location.clone(),
+            source,
+        };
+        let meta = reader.get_metadata(None).await.map_err(pq)?;
+        let file = meta.file_metadata();
+        let found =
+            parquet::arrow::parquet_to_arrow_schema(file.schema_descr(), file.key_value_metadata())
+                .map_err(pq)?;
+        check_fields(&location, &Arc::new(found), expected)?;
+        let rows = u64::try_from(file.num_rows()).unwrap_or_default();
+        Ok((meta.num_row_groups(), rows))
     }
 
     /// Reads the given row groups of the Parquet file `name` (all when `row_groups` is `None`),

@@ -489,3 +489,177 @@ fn a_prefix_on_s3_gives_the_same_corpus_as_a_local_file() {
             == std::fs::read(local.join("segments.parquet")).unwrap()
     );
 }
+
+/// 1,000 CSV rows whose row `bad` (0-based) opens a quote in its text it never closes; with
+/// `quoted_every`, every such row's text is quoted (so the open quote "closes" at the next one).
+fn csv_with_an_open_quote(bad: usize, quoted_every: Option<usize>) -> String {
+    let mut out = "key_event,id,published,title,text\n".to_string();
+    for i in 0..1000 {
+        let text = format!("Article {i} tells how the river rose over the town street by street.");
+        let text = if i == bad {
+            format!("\"{text} A quote opens here")
+        } else if quoted_every.is_some_and(|n| i % n == n - 1) {
+            format!("\"{text}, quoted\"")
+        } else {
+            text
+        };
+        out.push_str(&format!("flood,{i},2021-01-01,Title {i},{text}\n"));
+    }
+    out
+}
+
+#[test]
+fn an_unmatched_csv_quote_is_a_bad_row_not_the_rest_of_the_file() {
+    let dir = scratch();
+    for (name, data, reason) in [
+        (
+            "never-closed.csv",
+            csv_with_an_open_quote(0, None),
+            "line 2, column `text`: a quote opens this field and is never closed (it ran on over 1000 lines",
+        ),
+        (
+            "closed-by-another.csv",
+            csv_with_an_open_quote(3, Some(100)),
+            "line 5, column `text`: an unmatched quote: text follows the quote that closes this field (it ran on over 97 lines",
+        ),
+    ] {
+        let input = dir.path().join(name);
+        std::fs::write(&input, data).unwrap();
+        // --on-error fail: the import fails, naming the line and column, and writes nothing.
+        let out = dir.path().join(format!("{name}-fail"));
+        let result = import(&input, &out, &[]);
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains("1 bad row(s)") && err.contains(&format!("{name}: {reason}")),
+            "{name}: {err}"
+        );
+        assert!(files_in(&out).is_empty(), "{name}: {:?}", files_in(&out));
+        // --on-error skip: the row is rejected, every other row imported.
+        let out = dir.path().join(format!("{name}-skip"));
+        let result = import(&input, &out, &["--on-error", "skip"]);
+        let stdout = String::from_utf8_lossy(&result.stdout);
+        assert!(
+            result.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        assert!(
+            stdout.contains("1000 rows in 1 file(s): 1 events, 999 articles"),
+            "{name}: {stdout}"
+        );
+        assert!(stdout.contains("1 rows rejected"), "{name}: {stdout}");
+        let articles: std::collections::BTreeSet<String> = segments(&out)
+            .into_iter()
+            .map(|s| s.source_id.unwrap())
+            .collect();
+        assert_eq!(articles.len(), 999, "{name}");
+        let rejected: Vec<Rejected> = block_on(
+            Location::parse(s(&out), false)
+                .unwrap()
+                .read_table::<Rejected>(),
+        )
+        .unwrap();
+        assert_eq!(rejected.len(), 1, "{name}: {rejected:?}");
+        assert_eq!(rejected[0].column.as_deref(), Some("text"), "{name}");
+        assert!(!articles.contains(if name.starts_with("never") { "0" } else { "3" }));
+    }
+    // With \r\n line ends, lines are counted as with \n (the reader puts a record's start at
+    // the line break before it): the unmatched quote of row 3, and a bad date on line 8.
+    let crlf = csv_with_an_open_quote(3, Some(100))
+        .replace("flood,6,2021-01-01", "flood,6,soon")
+        .replace('\n', "\r\n");
+    let input = dir.path().join("crlf.csv");
+    std::fs::write(&input, crlf).unwrap();
+    let result = import(&input, &dir.path().join("crlf"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        err.contains("2 bad row(s)")
+            && err.contains("crlf.csv: line 5, column `text`: an unmatched quote")
+            && err.contains("crlf.csv: line 8, column `published`"),
+        "{err}"
+    );
+    // Quotes used well (commas and line breaks inside, doubled quotes) are no fault.
+    let input = dir.path().join("good.csv");
+    std::fs::write(
+        &input,
+        "key_event,id,title,text\nflood,1,\"A, title\",\"First line of the first article.\nA \"\"quoted\"\" second line, with a comma.\"\nflood,2,Plain,A second article with no quotes at all in it.\n",
+    )
+    .unwrap();
+    let out = dir.path().join("good");
+    let result = import(&input, &out, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let segs = segments(&out);
+    assert!(segs
+        .iter()
+        .any(|s| s.text.contains("A \"quoted\" second line")));
+    assert_eq!(segs.iter().filter(|s| s.seg_idx == 0).count(), 2);
+}
+
+#[test]
+fn an_import_writes_a_whole_corpus_and_leaves_no_stale_labels() {
+    let dir = scratch();
+    // A dataset import first: segments, labels and gold episodes.
+    let dataset = dir.path().join("dataset/theme/flood");
+    std::fs::create_dir_all(&dataset).unwrap();
+    std::fs::write(
+        dataset.join("segments.txt"),
+        "The river rose over the town.\nWater filled the streets.\n\nShelters opened in the schools.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dataset.join("groundtruth.tsv"),
+        "1\tThe river rose over the town.\n2\tShelters opened in the schools.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dataset.join("episodes.tsv"),
+        "1\tthe river | rose | the town | - | -\n2\tshelters | opened | schools | - | -\n",
+    )
+    .unwrap();
+    let corpus = dir.path().join("corpus");
+    let result = epimine(&[
+        "import",
+        s(&dir.path().join("dataset")),
+        "--out",
+        s(&corpus),
+    ]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(corpus.join("labels.parquet").exists());
+    // Articles into the same folder: its labels and gold episodes were another corpus's.
+    let input = dir.path().join("feed.jsonl");
+    std::fs::write(&input, jsonl(&articles())).unwrap();
+    let result = import(&input, &corpus, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert_eq!(files_in(&corpus), vec!["segments.parquet".to_string()]);
+    // A folder with another segments file is refused before anything is read or written.
+    std::fs::copy(
+        corpus.join("segments.parquet"),
+        corpus.join("segments-old.parquet"),
+    )
+    .unwrap();
+    let before = std::fs::read(corpus.join("segments.parquet")).unwrap();
+    let result = import(&input, &corpus, &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("segments-old.parquet") && err.contains("would join"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(corpus.join("segments.parquet")).unwrap(),
+        before
+    );
+}

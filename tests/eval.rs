@@ -402,3 +402,46 @@ fn trials_are_scored_apart_and_averaged() {
     assert_eq!(a.trials, 2);
     assert!(close(a.k_f1, b.k_f1 / 2.0));
 }
+
+#[test]
+fn labels_of_another_import_are_refused_not_scored() {
+    let c = main_case();
+    let (corpus_dir, run_dir) = (scratch(), scratch());
+    // The labels of an earlier import: their articles were numbered otherwise.
+    let stale: Vec<Label> = c
+        .labels
+        .iter()
+        .map(|l| Label {
+            doc_id: l.doc_id + 500,
+            ..l.clone()
+        })
+        .collect();
+    block_on(async {
+        let corpus = Location::parse(s(corpus_dir.path()), false).unwrap();
+        corpus.write_table(&c.segments).await.unwrap();
+        corpus.write_table(&stale).await.unwrap();
+        corpus.write_table(&c.gold).await.unwrap();
+        let run = Location::parse(s(run_dir.path()), false).unwrap();
+        run.write_table(&c.assignments).await.unwrap();
+    });
+    let o = epimine(&[
+        "eval",
+        "--corpus",
+        s(corpus_dir.path()),
+        "--run",
+        s(run_dir.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&o.stderr);
+    let n = stale.len();
+    assert!(
+        msg.contains(&format!(
+            "labels.parquet: {n} of {n} labels name a segment that"
+        )) && msg.contains(&format!(
+            "the corpus {} does not hold",
+            s(corpus_dir.path())
+        )) && msg.contains("belong to another import"),
+        "{msg}"
+    );
+    assert!(o.stdout.is_empty(), "no scores printed");
+}

@@ -874,3 +874,66 @@ fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_k
     assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "llm"));
     assert_eq!(files_in(&two.join("_checkpoints")).len(), 3);
 }
+
+#[test]
+fn a_long_retry_after_is_cut_logged_and_bounded_per_event() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 1, 25);
+    let cache = dir.path().join("llm-cache");
+    // A server that is always rate-limited, and asks to come back in an hour.
+    let server = LlmServer::start(Protocol::Openai, |_, _| {
+        Reply::Status(
+            429,
+            vec![("retry-after".into(), "3600".into())],
+            r#"{"error": {"message": "rate limited"}}"#.into(),
+        )
+    });
+    let out = dir.path().join("out");
+    let mut sets = llm_sets(&server.url, &cache, 2);
+    sets.extend([
+        "llm.retries=5".to_string(),
+        "llm.max_retry_wait=1".to_string(),
+        "llm.event_retry_wait=2.5".to_string(),
+    ]);
+    let started = Instant::now();
+    let mut child = llm_command(&corpus, &out, &sets, true)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("still running after 60 s: the retry-after of an hour was taken at its word");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{log}");
+    // Each wait is logged with its reason; the event's two trials wait 2.5 s in all, at most.
+    let waits: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("the server's retry-after of 3600 s cut to llm.max_retry_wait"))
+        .collect();
+    assert_eq!(waits.len(), 2, "{log}");
+    assert!(
+        waits
+            .iter()
+            .all(|l| l.contains("429 Too Many Requests") && l.contains("in 1.0 s")),
+        "{log}"
+    );
+    let r = report(&out);
+    let fallbacks = r["events"][0]["llm"]["fallbacks"].as_array().unwrap();
+    assert_eq!(fallbacks.len(), 2, "{r}");
+    for f in fallbacks {
+        assert!(
+            f["error"]
+                .as_str()
+                .unwrap()
+                .contains("another retry would wait past llm.event_retry_wait"),
+            "{f}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(30));
+}

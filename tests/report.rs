@@ -241,7 +241,7 @@ fn the_page_shows_every_event_episode_and_episode_day() {
                 .filter(|((e, _), _)| *e == id)
                 .map(|(_, n)| n)
                 .sum();
-            let ranks: Vec<u32> = between(episode, "· rank ", " ")
+            let ranks: Vec<u32> = between(episode, "data-rank=\"", "\"")
                 .iter()
                 .map(|r| r.parse().unwrap())
                 .collect();

@@ -93,6 +93,11 @@ impl Admitted {
             SideLines::ToFirst(mut line) => {
                 let own = ready.as_ref().err().cloned().unwrap_or_default();
                 if let Err(e) = say(&mut line, ready.is_ok(), &own) {
+                    // Process 0 may have said why the run does not start and closed the line
+                    // before this process spoke: its word is the cause to give.
+                    if let Ok((false, text)) = hear(&mut line) {
+                        return Err(fail(format!("the run did not start: {text}")));
+                    }
                     return Err(fail(format!("cannot tell process 0 it is ready: {e}")));
                 }
                 if ready.is_err() {
@@ -125,6 +130,22 @@ impl Admitted {
                 for (p, line) in lines.iter_mut() {
                     if let Err(e) = say(line, stop.is_none(), stop.as_deref().unwrap_or("")) {
                         tracing::debug!("process 0: telling process {p} the start: {e}");
+                    }
+                }
+                if stop.is_some() {
+                    // Close gently: a process that has not spoken yet reads the cause instead of
+                    // a reset line (what they say is read and dropped, for at most a second in
+                    // all).
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                    for (_, line) in lines.iter_mut() {
+                        use std::io::Read;
+                        let _ = line.shutdown(std::net::Shutdown::Write);
+                        let left = until.saturating_duration_since(std::time::Instant::now());
+                        if left.is_zero() || line.set_read_timeout(Some(left)).is_err() {
+                            continue;
+                        }
+                        let mut sink = [0u8; 512];
+                        while matches!(line.read(&mut sink), Ok(n) if n > 0) {}
                     }
                 }
                 match stop {

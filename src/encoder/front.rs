@@ -39,6 +39,14 @@ pub struct Encoder<B: Backend> {
     pub(super) shape_log: shapes::ShapeLog,
 }
 
+/// Checks a model folder by loading it on the CPU and dropping it: `config.json`, the
+/// sentence-transformers files, `tokenizer.json` and every weight of `model.safetensors` (names,
+/// shapes, a file cut short) are read as a real load reads them. `epimine run` does this before
+/// it writes anything, so a broken model never costs a finished run.
+pub fn check_model(dir: &Path) -> Result<(), EncoderError> {
+    Encoder::<burn::backend::Flex>::load(dir, &Default::default()).map(drop)
+}
+
 impl<B: EncoderBackend> Encoder<B> {
     /// Loads a model folder (`config.json`, `model.safetensors`, `tokenizer.json`, and the
     /// sentence-transformers files when present) onto `device`.

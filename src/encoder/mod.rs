@@ -56,5 +56,5 @@ pub use tokenize::TextTokenizer;
 
 pub use device::{default_concurrency, default_device, simd_path, tune_allocator, DefaultBackend};
 pub use error::EncoderError;
-pub use front::Encoder;
+pub use front::{check_model, Encoder};
 pub use words::{Vectors, WordSum, WordVector, XCLASS_MAX_TOKENS};

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::partition::{Fragment, SegmentScore};
-use super::termspace::{cosine, cross_cooccurrence_from, mean_std, min_max, Cut, TermSpace};
+use super::termspace::{
+    cosines, cross_cooccurrence_from, mean_std, min_max, squared_norm, Cut, TermSpace,
+};
 use crate::clustering::linkage::linkage_cut;
 use crate::progress::Steps;
 
@@ -58,17 +60,21 @@ pub fn fragment_distances(space: &TermSpace, fragments: &[&Fragment], steps: &St
         .par_iter()
         .map(|f| (space.mean_term_vector(&f.terms), space.d_sums(&f.terms)))
         .collect();
+    let means: Vec<&[f32]> = prepared.iter().map(|p| p.0.as_slice()).collect();
+    let norms: Vec<f64> = means.iter().map(|m| squared_norm(m)).collect();
     let rows: Vec<Vec<(f64, f64)>> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let (a, (mean_a, sums_a)) = (&fragments[i].terms, &prepared[i]);
+            let (a, sums_a) = (&fragments[i].terms, &prepared[i].1);
+            let sims = cosines(means[i], norms[i], &means[i + 1..], &norms[i + 1..]);
             let row = (i + 1..n)
-                .map(|j| {
-                    let (b, (mean_b, sums_b)) = (&fragments[j].terms, &prepared[j]);
+                .zip(sims)
+                .map(|(j, sim)| {
+                    let (b, sums_b) = (&fragments[j].terms, &prepared[j].1);
                     let co = (cross_cooccurrence_from(sums_a, a.len(), b)
                         + cross_cooccurrence_from(sums_b, b.len(), a))
                         / 2.0;
-                    (co, cosine(mean_a, mean_b))
+                    (co, sim)
                 })
                 .collect();
             steps.inc(1);

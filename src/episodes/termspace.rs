@@ -87,62 +87,54 @@ fn dots4(a: &[f32], b: [&[f32]; 4]) -> [f64; 4] {
     acc
 }
 
-/// Σ x² of an f32 vector in f64, in index order.
-fn squared_norm(v: &[f32]) -> f64 {
-    v.iter().fold(0f64, |n, &x| n + f64::from(x) * f64::from(x))
-}
-
-/// The |V|×|V| matrix of [`cosine`]s (1 on the diagonal), rows in parallel (rayon); the same
-/// bits as calling [`cosine`] on every pair of vectors of one length (the sums are taken in the
-/// same order), four pairs a pass.
-fn cosine_matrix(vecs: &[Vec<f32>]) -> Vec<f64> {
-    use rayon::prelude::*;
-    let n = vecs.len();
-    let norms: Vec<f64> = vecs.iter().map(|v| squared_norm(v)).collect();
-    let dim = vecs.iter().map(Vec::len).max().unwrap_or(0);
-    // Four vectors of the full width at a time; unknown words (no vector) and odd lengths take
-    // the plain formula.
-    let of = |i: usize, j: usize, dot: f64| -> f64 {
-        let (na, nb) = (norms[i], norms[j]);
+/// [`cosine`] of `a` with each of `bs`, to the bit, given the squared norms (`na` of `a`, `nbs`
+/// of `bs`, each [`squared_norm`]): four dot products a pass over `a` (independent sums, each in
+/// index order), the plain formula for vectors of another length (unknown words have none).
+pub fn cosines(a: &[f32], na: f64, bs: &[&[f32]], nbs: &[f64]) -> Vec<f64> {
+    let of = |dot: f64, nb: f64| -> f64 {
         if na == 0.0 || nb == 0.0 {
             0.0
         } else {
             dot / (na.sqrt() * nb.sqrt())
         }
     };
+    let mut out = Vec::with_capacity(bs.len());
+    let mut j = 0;
+    while j < bs.len() {
+        let four = j + 4 <= bs.len() && bs[j..j + 4].iter().all(|b| b.len() == a.len());
+        if four {
+            let d = dots4(a, [bs[j], bs[j + 1], bs[j + 2], bs[j + 3]]);
+            out.extend((0..4).map(|k| of(d[k], nbs[j + k])));
+            j += 4;
+        } else {
+            out.push(cosine(a, bs[j]));
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Σ x² of an f32 vector in f64, in index order ([`cosine`]'s own sum).
+pub fn squared_norm(v: &[f32]) -> f64 {
+    v.iter().fold(0f64, |n, &x| n + f64::from(x) * f64::from(x))
+}
+
+/// The |V|×|V| matrix of [`cosine`]s (1 on the diagonal), rows in parallel (rayon); the same
+/// bits as calling [`cosine`] on every pair ([`cosines`]).
+fn cosine_matrix(vecs: &[Vec<f32>]) -> Vec<f64> {
+    use rayon::prelude::*;
+    let n = vecs.len();
+    let norms: Vec<f64> = vecs.iter().map(|v| squared_norm(v)).collect();
+    let refs: Vec<&[f32]> = vecs.iter().map(Vec::as_slice).collect();
     let rows: Vec<Vec<f64>> = (0..n)
         .into_par_iter()
-        .map(|i| {
-            let mut row = vec![0.0; n - i];
-            row[0] = 1.0;
-            let mut j = i + 1;
-            while j + 4 <= n {
-                if (i..=i).chain(j..j + 4).any(|k| vecs[k].len() != dim) {
-                    for k in j..j + 4 {
-                        row[k - i] = cosine(&vecs[i], &vecs[k]);
-                    }
-                    j += 4;
-                    continue;
-                }
-                let d = dots4(
-                    &vecs[i],
-                    [&vecs[j], &vecs[j + 1], &vecs[j + 2], &vecs[j + 3]],
-                );
-                for (k, dot) in d.into_iter().enumerate() {
-                    row[j + k - i] = of(i, j + k, dot);
-                }
-                j += 4;
-            }
-            for j in j..n {
-                row[j - i] = cosine(&vecs[i], &vecs[j]);
-            }
-            row
-        })
+        .map(|i| cosines(refs[i], norms[i], &refs[i + 1..], &norms[i + 1..]))
         .collect();
     let mut cs = vec![0.0; n * n];
     for (i, row) in rows.into_iter().enumerate() {
+        cs[i * n + i] = 1.0;
         for (k, c) in row.into_iter().enumerate() {
-            let j = i + k;
+            let j = i + 1 + k;
             cs[i * n + j] = c;
             cs[j * n + i] = c;
         }

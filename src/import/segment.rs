@@ -235,6 +235,8 @@ pub struct EventCut {
     pub boilerplate_dropped: usize,
     /// Distinct boilerplate paragraphs.
     pub boilerplate_lines: usize,
+    /// Each boilerplate paragraph and how often it was dropped, sorted by text.
+    pub boilerplate: Vec<(String, usize)>,
     /// Control characters removed ([`strip_controls`]).
     pub controls_stripped: usize,
     /// Pieces longer than [`MAX_SEGMENT_CHARS`], cut there.
@@ -255,6 +257,7 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
     let boiler = boilerplate(&paras, config.boilerplate_min_articles);
     let mut dropped = 0;
     let mut long_cut = 0;
+    let mut dropped_by_text: HashMap<String, usize> = HashMap::new();
     let segments = paras
         .into_iter()
         .map(|article| {
@@ -262,7 +265,10 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
                 .into_iter()
                 .filter(|p| {
                     let b = boiler.contains(p);
-                    dropped += usize::from(b);
+                    if b {
+                        dropped += 1;
+                        *dropped_by_text.entry(p.clone()).or_default() += 1;
+                    }
                     !b
                 })
                 .collect();
@@ -271,10 +277,13 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
             segments
         })
         .collect();
+    let mut boilerplate: Vec<(String, usize)> = dropped_by_text.into_iter().collect();
+    boilerplate.sort();
     EventCut {
         segments,
         boilerplate_dropped: dropped,
         boilerplate_lines: boiler.len(),
+        boilerplate,
         controls_stripped,
         long_cut,
     }
@@ -312,6 +321,8 @@ mod tests {
         let b = "Photo: AP\nThe second article tells of the rescue in the hills.";
         let cut = cut_event(&[a, b], &config);
         assert_eq!((cut.boilerplate_dropped, cut.boilerplate_lines), (2, 1));
+        assert_eq!(cut.boilerplate.len(), 1);
+        assert_eq!(cut.boilerplate[0].1, 2);
         assert!(cut.segments.iter().flatten().all(|s| !s.contains("Photo")));
     }
 

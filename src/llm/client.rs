@@ -13,6 +13,8 @@ use sha2::{Digest, Sha256};
 
 use super::config::{Backend, LlmConfig};
 use super::error::LlmError;
+use super::retry::backoff;
+pub use super::retry::EventWaits;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -98,13 +100,6 @@ impl Form {
 /// The request fields of structured output a server may reject, as they appear in its error.
 const STRUCTURED_FIELDS: [&str; 4] = ["response_format", "json_schema", "tool_choice", "tools"];
 
-/// The first delay between retries; it doubles each attempt (with jitter), up to [`MAX_DELAY`].
-const BASE_DELAY: Duration = Duration::from_millis(250);
-/// The longest wait between two attempts of the backoff (a longer `retry-after` is honoured).
-const MAX_DELAY: Duration = Duration::from_secs(30);
-/// The longest `retry-after` honoured, in seconds (a longer one is cut to this).
-const MAX_RETRY_AFTER: f64 = 600.0;
-
 enum Failure {
     /// Worth another attempt, after at least this long.
     /// (status 0: no HTTP answer), with the status and the server's body.
@@ -147,6 +142,11 @@ impl Client {
             form: std::sync::atomic::AtomicU8::new(if config.structured { 0 } else { 2 }),
             rejections: Default::default(),
         })
+    }
+
+    /// The settings it was made with.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
     }
 
     /// The endpoint requests go to.
@@ -269,6 +269,19 @@ impl Client {
         trial: u32,
         schema: &Value,
     ) -> Result<(String, bool), LlmError> {
+        let waits = EventWaits::new("a request", self.config.event_retry_wait);
+        self.complete_for(messages, trial, schema, &waits).await
+    }
+
+    /// [`complete`](Self::complete) for one event, whose waits before retries (every trial's)
+    /// count against `llm.event_retry_wait` together.
+    pub async fn complete_for(
+        &self,
+        messages: &[Message],
+        trial: u32,
+        schema: &Value,
+        waits: &EventWaits,
+    ) -> Result<(String, bool), LlmError> {
         let schema = self.config.structured.then_some(schema);
         if self.stopped.load(Ordering::Relaxed) {
             let why = self.stop_reason.lock().expect("stop reason").clone();
@@ -286,7 +299,10 @@ impl Client {
             }
         }
         loop {
-            match self.request_with_retries(messages, trial, schema).await {
+            match self
+                .request_with_retries(messages, trial, schema, waits)
+                .await
+            {
                 Err(LlmError::StructuredRejected) => continue,
                 other => return other.map(|text| (text, false)),
             }
@@ -318,6 +334,7 @@ impl Client {
         messages: &[Message],
         trial: u32,
         schema: Option<&Value>,
+        waits: &EventWaits,
     ) -> Result<String, LlmError> {
         let form = self.form();
         let body = self.request_body(messages, trial, schema.filter(|_| form != Form::Off), form);
@@ -374,17 +391,54 @@ impl Client {
                     })
                 }
                 Failure::Retry(why, after, ..) => {
-                    let wait = after.unwrap_or_else(|| backoff(attempt, &body, trial));
-                    tracing::debug!(
-                        "LLM request failed ({}); retrying in {:.2} s",
-                        self.scrub(why),
-                        wait.as_secs_f64()
+                    let why = self.scrub(why);
+                    let (wait, reason) = self.retry_wait(after, attempt, &body, trial);
+                    if let Err(waited) = waits.take(wait) {
+                        return Err(LlmError::Waited {
+                            attempts: attempt + 1,
+                            waited: waited.as_secs_f64(),
+                            limit: self.config.event_retry_wait,
+                            wait: wait.as_secs_f64(),
+                            last: why,
+                        });
+                    }
+                    tracing::info!(
+                        "LLM {} (trial {trial}): {why}; retry {} of {} in {:.1} s ({reason}; {:.1} s of llm.event_retry_wait = {} s waited)",
+                        waits.event,
+                        attempt + 1,
+                        self.config.retries,
+                        wait.as_secs_f64(),
+                        waits.waited(),
+                        self.config.event_retry_wait,
                     );
                     self.counters.retries.fetch_add(1, Ordering::Relaxed);
                     tokio::time::sleep(wait).await;
                     attempt += 1;
                 }
             }
+        }
+    }
+
+    /// The wait before retry `attempt`, and why that long: the server's `retry-after` (cut to
+    /// `llm.max_retry_wait`), else the backoff.
+    fn retry_wait(
+        &self,
+        after: Option<Duration>,
+        attempt: u32,
+        body: &Value,
+        trial: u32,
+    ) -> (Duration, String) {
+        let max = Duration::from_secs_f64(self.config.max_retry_wait);
+        match after {
+            Some(asked) if asked > max => (
+                max,
+                format!(
+                    "the server's retry-after of {:.0} s cut to llm.max_retry_wait",
+                    asked.as_secs_f64()
+                ),
+            ),
+            Some(asked) => (asked, "the server's retry-after".into()),
+            None => (backoff(attempt, body, trial).min(max), "backoff".into()),
         }
     }
 
@@ -450,20 +504,22 @@ impl Client {
             .await
             .map_err(|e| self.transport_failure(e, ""))?;
         let status = response.status();
-        let retry_after = response
+        let header = response
             .headers()
             .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(|s| Duration::from_secs_f64(s.min(MAX_RETRY_AFTER)));
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string());
+        let retry_after = header.as_deref().and_then(super::retry::retry_after);
+        // The header as the server sent it, in the log line of the wait.
+        let said = header.map_or(String::new(), |h| {
+            format!(" (retry-after: {})", excerpt(&h))
+        });
         let text = response
             .text()
             .await
             .map_err(|e| self.transport_failure(e, "reading the answer: "))?;
         if status.as_u16() == 429 {
             return Err(Failure::Retry(
-                "429 Too Many Requests".into(),
+                format!("429 Too Many Requests{said}"),
                 retry_after,
                 429,
                 String::new(),
@@ -471,7 +527,7 @@ impl Client {
         }
         if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 529 {
             return Err(Failure::Retry(
-                format!("HTTP {status}: {}", excerpt(&text)),
+                format!("HTTP {status}{said}: {}", excerpt(&text)),
                 retry_after,
                 status.as_u16(),
                 text,
@@ -604,19 +660,6 @@ fn completion_text(backend: Backend, v: &Value) -> Option<String> {
     }
 }
 
-/// Exponential backoff from [`BASE_DELAY`], with jitter in [½, 1) taken from a hash of the
-/// request and attempt (so it spreads events apart without a random source).
-fn backoff(attempt: u32, body: &Value, trial: u32) -> Duration {
-    let exp = BASE_DELAY.saturating_mul(1u32 << attempt.min(16));
-    let mut h = Sha256::new();
-    h.update(body.to_string().as_bytes());
-    h.update(trial.to_le_bytes());
-    h.update(attempt.to_le_bytes());
-    let bits = u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"));
-    let jitter = 0.5 + (bits >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
-    exp.min(MAX_DELAY).mul_f64(jitter)
-}
-
 fn excerpt(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
     if t.len() < text.len() {
@@ -638,20 +681,6 @@ async fn write_whole(path: &std::path::Path, value: &Value) -> std::io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_grows_with_jitter_and_a_cap() {
-        let body = json!({"m": 1});
-        let d: Vec<Duration> = (0..12).map(|a| backoff(a, &body, 0)).collect();
-        for (a, d) in d.iter().enumerate() {
-            let full = BASE_DELAY.saturating_mul(1 << a).min(MAX_DELAY);
-            assert!(
-                *d >= full / 2 && *d < full,
-                "attempt {a}: {d:?} vs {full:?}"
-            );
-        }
-        assert_ne!(backoff(3, &body, 0), backoff(3, &body, 1));
-    }
 
     #[test]
     fn completion_text_of_both_protocols() {

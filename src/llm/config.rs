@@ -59,6 +59,12 @@ pub struct LlmConfig {
     pub api_key_env: Option<String>,
     /// Retries of one request after 429, 5xx, timeouts or dropped connections.
     pub retries: u32,
+    /// The longest wait before a retry, in seconds: a server's `Retry-After` above it is cut to
+    /// it (and said in the log).
+    pub max_retry_wait: f64,
+    /// The most an event's requests (all its trials) wait before retries in all, in seconds;
+    /// a retry that would pass it is not made, and the trial falls back to no-LLM episodes.
+    pub event_retry_wait: f64,
     /// Times an invalid answer is sent back with a note of what was wrong.
     pub answer_retries: u32,
     /// Most HTTP requests in one run (retries included); past it, events fall back.
@@ -93,6 +99,8 @@ impl Default for LlmConfig {
             connect_timeout: 10.0,
             api_key_env: None,
             retries: 5,
+            max_retry_wait: 60.0,
+            event_retry_wait: 180.0,
             answer_retries: 2,
             max_requests: 10_000,
             cache: true,
@@ -184,6 +192,12 @@ impl LlmConfig {
         }
         if !(self.connect_timeout > 0.0 && self.connect_timeout.is_finite()) {
             return bad("connect_timeout", "must be a positive number of seconds");
+        }
+        if !(self.max_retry_wait >= 0.0 && self.max_retry_wait.is_finite()) {
+            return bad("max_retry_wait", "must be a number of seconds, 0 or more");
+        }
+        if !(self.event_retry_wait >= 0.0 && self.event_retry_wait.is_finite()) {
+            return bad("event_retry_wait", "must be a number of seconds, 0 or more");
         }
         if self.max_tokens == 0 {
             return bad("max_tokens", "must be at least 1");

@@ -28,6 +28,20 @@ pub enum LlmError {
         /// The last failure.
         last: String,
     },
+    /// Another retry would pass the event's bound on waiting (`llm.event_retry_wait`).
+    #[error("{attempts} attempts failed and another retry would wait past llm.event_retry_wait ({waited:.1} s of {limit} s waited already, {wait:.1} s more asked); the last: {last}")]
+    Waited {
+        /// Attempts made.
+        attempts: u32,
+        /// Seconds the event's requests waited before retries so far.
+        waited: f64,
+        /// `llm.event_retry_wait`.
+        limit: f64,
+        /// The wait the next retry needed.
+        wait: f64,
+        /// The last failure.
+        last: String,
+    },
     /// The run's request budget is spent.
     #[error("the run's budget of {0} requests (llm.max_requests) is spent")]
     Budget(u64),

@@ -11,8 +11,9 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod prompt;
+mod retry;
 
-pub use client::{Client, Message, Usage};
+pub use client::{Client, EventWaits, Message, Usage};
 pub use config::{Backend, LlmConfig};
 pub use error::LlmError;
 pub use prompt::LlmEpisode;
@@ -38,6 +39,19 @@ pub async fn estimate(
     trial: u32,
     answer_retries: u32,
 ) -> Result<Vec<LlmEpisode>, LlmError> {
+    let waits = EventWaits::new("a request", client.config().event_retry_wait);
+    estimate_for(client, groups, trial, answer_retries, &waits).await
+}
+
+/// [`estimate`] for one event, whose waits before retries (every trial's) count against
+/// `llm.event_retry_wait` together.
+pub async fn estimate_for(
+    client: &Client,
+    groups: &[Vec<&str>],
+    trial: u32,
+    answer_retries: u32,
+    waits: &EventWaits,
+) -> Result<Vec<LlmEpisode>, LlmError> {
     let max = prompt::max_episodes(groups.len());
     let mut messages = vec![Message {
         role: "user",
@@ -46,7 +60,9 @@ pub async fn estimate(
     let schema = prompt::answer_schema(max);
     let mut answers = 0;
     loop {
-        let (text, from_cache) = client.complete(&messages, trial, &schema).await?;
+        let (text, from_cache) = client
+            .complete_for(&messages, trial, &schema, waits)
+            .await?;
         answers += 1;
         match prompt::parse_answer(&text, max) {
             Ok(episodes) => {

@@ -16,7 +16,7 @@ pub enum ReportError {
     #[error(transparent)]
     Run(#[from] CommitError),
     /// The folder holds no `run.json` at all.
-    #[error("{0}: no run.json; `epimine report` reads the output folder of `epimine run`")]
+    #[error("{0}: no run.json and no episodes.parquet; `epimine report` reads the output folder of `epimine run` or `epimine baseline`")]
     NotARun(String),
     /// `run.json` lacks what the report needs.
     #[error("{location}: {reason}")]

@@ -1,12 +1,15 @@
 //! `epimine report`: one self-contained HTML page of a run, for people to read.
 //!
-//! The page holds an index of the run's key events (segments, episodes, date range, status from
-//! `run.json`, failed events with their error) and, per event, a timeline of its episodes over
-//! publication dates and every episode with its title (the LLM's, or its keywords), size,
-//! confidence, first / peak / last date and its top segments with their article's title and
-//! date. Nothing is fetched at view time: the styles and the one small script are inline, the
-//! timelines are plain inline SVG. Without JavaScript everything is there; with it, a search box
-//! and an event filter hide the events that do not match (also driven by the page's query string:
+//! The page holds an index of the run's key events (segments, episodes, the share of segments and
+//! articles in an episode, date range, status from `run.json`, failed events with their error)
+//! and, per event, what its episodes hold and leave out, a timeline of its episodes over
+//! publication dates and every episode with its title (the LLM's, or its keywords), size and
+//! share of the event, first / peak / last date and its top segments with their article's title
+//! (linked when the article's id is a URL), date and rank in the episode. A baseline's output
+//! (no `run.json`) is shown too, every event of the corpus as it is. Nothing is fetched at view
+//! time: the styles and the one small script are inline, the timelines are plain inline SVG.
+//! Without JavaScript everything is there; with it, a search box and an event filter hide the
+//! events that do not match (also driven by the page's query string:
 //! `report.html?q=lava&event=2018_hawaii_volcano`).
 //!
 //! Made for many events: each event is a collapsed `<details>`, only the top N segments of an
@@ -35,7 +38,7 @@ pub use options::{ReportOptions, SegmentOrder, Written, DEFAULT_FILE, DEFAULT_TO
 
 use crate::run::commit::{self, Verified};
 use crate::storage::Location;
-use crate::tables::{Assignment, Episode};
+use crate::tables::{Assignment, Episode, Table};
 use page::page;
 use read::{assigned_slots, manifest, read_corpus};
 use view::{check_corpus, event_views, Inputs};
@@ -48,14 +51,22 @@ pub async fn render(
     corpus: &Location,
     options: &ReportOptions,
 ) -> Result<(String, usize, usize), ReportError> {
-    if commit::verify(run).await? == Verified::NotARun {
+    // A baseline's output (`epimine baseline`): its tables, no run.json; every event of the
+    // corpus is shown as it is.
+    let baseline = commit::verify(run).await? == Verified::NotARun;
+    if baseline && !run.exists(&Episode::file_name()).await? {
         return Err(ReportError::NotARun(run.display().to_string()));
     }
-    let manifest = manifest(run, &run.get(commit::MANIFEST).await?)?;
-    if options.trial >= manifest.trials {
+    let manifest = if baseline {
+        None
+    } else {
+        Some(manifest(run, &run.get(commit::MANIFEST).await?)?)
+    };
+    let trials = manifest.as_ref().map_or(1, |m| m.trials);
+    if options.trial >= trials {
         return Err(ReportError::NoTrial {
             trial: options.trial,
-            trials: manifest.trials,
+            trials,
         });
     }
     let episodes: Vec<Episode> = run.read_table().await?;
@@ -65,6 +76,10 @@ pub async fn render(
     // kept whole.
     let (mut found, by_episode) = assigned_slots(&assignments, options);
     let per_event = read_corpus(corpus, &mut found).await?;
+    let manifest = match manifest {
+        Some(m) => m,
+        None => read::baseline_manifest(&per_event, &episodes),
+    };
     let inputs = Inputs {
         run_name: run.display(),
         corpus_name: corpus.display(),

@@ -8,6 +8,7 @@ use super::options::{ReportOptions, SegmentOrder};
 use super::read::Manifest;
 use super::timeline::timeline;
 use super::view::{EpisodeView, EventView};
+use crate::coverage::percent;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px;color:#1d2330;background:#fff}
@@ -119,7 +120,7 @@ pub(super) fn page(
     out.push_str("</select></label> <span id=\"shown\" class=\"muted\"></span></form>\n");
     index(&mut out, views);
     for (i, v) in views.iter().enumerate() {
-        event_section(&mut out, i, v);
+        event_section(&mut out, i, v, options);
     }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
@@ -127,7 +128,7 @@ pub(super) fn page(
 
 /// The index: one row per event.
 fn index(out: &mut String, views: &[EventView]) {
-    out.push_str("<table id=\"index\"><thead><tr><th>key event</th><th>theme</th><th>status</th><th class=\"n\">segments</th><th class=\"n\">episodes</th><th>from</th><th>to</th></tr></thead><tbody>\n");
+    out.push_str("<table id=\"index\"><thead><tr><th>key event</th><th>theme</th><th>status</th><th class=\"n\">segments</th><th class=\"n\">episodes</th><th class=\"n\" title=\"share of the event's segments / articles in some episode\">in an episode</th><th>from</th><th>to</th></tr></thead><tbody>\n");
     for (i, v) in views.iter().enumerate() {
         let status = if v.line.status == "ok" {
             "ok".to_string()
@@ -136,10 +137,12 @@ fn index(out: &mut String, views: &[EventView]) {
         };
         let _ = writeln!(
             out,
-            "<tr class=\"{status}\" data-key-event=\"{k}\"><td><a href=\"#ev-{i}\">{k}</a></td><td>{}</td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{status}\" data-key-event=\"{k}\"><td><a href=\"#ev-{i}\">{k}</a></td><td>{}</td><td>{status}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{} / {}</td><td>{}</td><td>{}</td></tr>",
             escape(v.theme.unwrap_or("")),
             v.line.segments,
             v.episodes.len(),
+            percent(v.assigned_segments, v.line.segments),
+            percent(v.assigned_articles, v.articles),
             date_or_dash(v.corpus_days.keys().next().copied()),
             date_or_dash(v.corpus_days.keys().next_back().copied()),
             k = escape(&v.line.key_event),
@@ -149,7 +152,7 @@ fn index(out: &mut String, views: &[EventView]) {
 }
 
 /// One event: a collapsed section with its status, timeline and episodes.
-fn event_section(out: &mut String, i: usize, v: &EventView) {
+fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOptions) {
     let k = escape(&v.line.key_event);
     let _ = write!(
         out,
@@ -161,6 +164,19 @@ fn event_section(out: &mut String, i: usize, v: &EventView) {
         date_or_dash(v.corpus_days.keys().next().copied()),
         date_or_dash(v.corpus_days.keys().next_back().copied()),
     );
+    if !v.episodes.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"coverage\">In an episode: {} of {} segments ({}) and {} of {} articles; left out: {} segments, {} articles.</p>",
+            v.assigned_segments,
+            v.line.segments,
+            percent(v.assigned_segments, v.line.segments),
+            v.assigned_articles,
+            v.articles,
+            v.line.segments.saturating_sub(v.assigned_segments),
+            v.articles.saturating_sub(v.assigned_articles),
+        );
+    }
     if v.line.status != "ok" {
         let _ = writeln!(
             out,
@@ -174,13 +190,20 @@ fn event_section(out: &mut String, i: usize, v: &EventView) {
     }
     out.push_str("<ol class=\"episodes\">\n");
     for e in &v.episodes {
-        episode_item(out, i, e);
+        episode_item(out, i, v, e, options);
     }
     out.push_str("</ol>\n</details>\n</section>\n");
 }
 
-/// One episode of event `i`: heading, keywords, counts and dates, top segments.
-fn episode_item(out: &mut String, i: usize, e: &EpisodeView) {
+/// One episode of event `i`: heading, keywords, counts and dates, top segments (each with its
+/// article, linked when its id is a URL, and its rank in the episode).
+fn episode_item(
+    out: &mut String,
+    i: usize,
+    v: &EventView,
+    e: &EpisodeView,
+    options: &ReportOptions,
+) {
     let ep = e.episode;
     let _ = writeln!(
         out,
@@ -208,10 +231,11 @@ fn episode_item(out: &mut String, i: usize, e: &EpisodeView) {
     };
     let _ = writeln!(
         out,
-        "<div class=\"muted\">{} segments{undated} in {} articles · mean confidence {} · first {} · peak {} · last {}</div>",
+        "<div class=\"muted\">{} segments ({} of the event's){undated} in {} articles ({} of its articles) · first {} · peak {} · last {}</div>",
         ep.n_segments,
+        percent(ep.n_segments as usize, v.line.segments),
         ep.n_articles,
-        conf(e.confidence),
+        percent(ep.n_articles as usize, v.articles),
         date_or_dash(ep.first_date),
         date_or_dash(ep.peak_date),
         date_or_dash(ep.last_date),
@@ -219,20 +243,38 @@ fn episode_item(out: &mut String, i: usize, e: &EpisodeView) {
     if !e.top.is_empty() {
         out.push_str("<ol class=\"segs\">\n");
         for (a, s) in &e.top {
-            let article = match (&s.title, &s.source_id) {
+            let url = s
+                .source_id
+                .as_deref()
+                .filter(|id| id.starts_with("https://") || id.starts_with("http://"));
+            let name = match (&s.title, &s.source_id) {
                 (Some(t), _) if !t.is_empty() => escape(t),
+                (_, Some(id)) if !id.is_empty() && url.is_some() => escape(id),
                 (_, Some(id)) if !id.is_empty() => format!("article {}", escape(id)),
                 _ => format!("article {}", s.doc_id),
             };
+            let article = match url {
+                Some(u) => format!(
+                    "<a href=\"{}\" rel=\"noopener noreferrer\">{name}</a>",
+                    escape(u)
+                ),
+                None => name,
+            };
+            // The number for readers is the rank; confidence only when asked to order by it.
+            let confidence = match options.order {
+                SegmentOrder::Confidence => format!(" · confidence {}", conf(a.confidence)),
+                SegmentOrder::Rank => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "<li data-doc=\"{}\" data-seg=\"{}\">{}<cite>{article}, {} · rank {} · confidence {}</cite></li>",
+                "<li data-doc=\"{}\" data-seg=\"{}\" data-rank=\"{}\">{}<cite>{article}, {} · #{} of {} in the episode{confidence}</cite></li>",
                 s.doc_id,
                 s.seg_idx,
+                a.rank,
                 escape(&s.text),
                 date_or_dash(s.doc_date),
-                a.rank,
-                conf(a.confidence)
+                a.rank + 1,
+                ep.n_segments,
             );
         }
         out.push_str("</ol>\n");

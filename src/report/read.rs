@@ -66,8 +66,39 @@ pub(super) fn manifest(run: &Location, json: &[u8]) -> Result<Manifest, ReportEr
     })
 }
 
-/// One event in the corpus: segments, theme, segments per day.
-pub(super) type CorpusEvent = (usize, Option<String>, BTreeMap<i32, u32>);
+/// The manifest of a baseline's output (no `run.json`): every event of the corpus, `ok` when it
+/// has an episode, else `skipped` (the baseline prints why).
+pub(super) fn baseline_manifest(
+    per_event: &BTreeMap<String, CorpusEvent>,
+    episodes: &[crate::tables::Episode],
+) -> Manifest {
+    let with_episodes: std::collections::BTreeSet<&str> =
+        episodes.iter().map(|e| e.key_event.as_str()).collect();
+    let source = episodes
+        .first()
+        .map_or("baseline".to_string(), |e| format!("baseline {}", e.source));
+    Manifest {
+        version: format!("{} ({source}: no run.json)", env!("CARGO_PKG_VERSION")),
+        format: u64::from(crate::run::checkpoint::FORMAT),
+        events: per_event
+            .iter()
+            .map(|(key, (segments, _, _, _))| {
+                let ok = with_episodes.contains(key.as_str());
+                EventLine {
+                    key_event: key.clone(),
+                    status: if ok { "ok" } else { "skipped" }.into(),
+                    error: (!ok).then(|| format!("{source}: no episode")),
+                    segments: *segments,
+                }
+            })
+            .collect(),
+        trials: 1,
+        llm: None,
+    }
+}
+
+/// One event in the corpus: segments, theme, segments per day, articles.
+pub(super) type CorpusEvent = (usize, Option<String>, BTreeMap<i32, u32>, usize);
 
 /// An assigned segment as found in the corpus.
 #[derive(Default)]
@@ -146,6 +177,7 @@ pub(super) async fn read_corpus(
     found: &mut FoundMap<'_>,
 ) -> Result<BTreeMap<String, CorpusEvent>, ReportError> {
     let mut per_event: BTreeMap<String, CorpusEvent> = BTreeMap::new();
+    let mut articles: BTreeMap<String, std::collections::HashSet<u32>> = BTreeMap::new();
     for (name, groups) in crate::corpus::segment_files(corpus).await? {
         for group in 0..groups {
             for s in crate::corpus::read_row_group(corpus, &name, group).await? {
@@ -155,9 +187,18 @@ pub(super) async fn read_corpus(
                         0,
                         s.theme.clone(),
                         BTreeMap::new(),
+                        0,
                     )),
                 };
                 event.0 += 1;
+                match articles.get_mut(s.key_event.as_str()) {
+                    Some(docs) => {
+                        docs.insert(s.doc_id);
+                    }
+                    None => {
+                        articles.insert(s.key_event.clone(), [s.doc_id].into());
+                    }
+                }
                 if let Some(d) = s.doc_date {
                     *event.2.entry(d).or_default() += 1;
                 }
@@ -171,6 +212,11 @@ pub(super) async fn read_corpus(
                     }
                 }
             }
+        }
+    }
+    for (event, docs) in articles {
+        if let Some(e) = per_event.get_mut(&event) {
+            e.3 = docs.len();
         }
     }
     Ok(per_event)

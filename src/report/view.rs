@@ -1,5 +1,5 @@
 //! Each event as the page shows it: the corpus checked against the run, then every event's
-//! episodes with their days, confidence and top segments.
+//! episodes with their days, coverage and top segments.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,8 +11,6 @@ use crate::tables::{Assignment, Episode, Segment};
 /// One episode as the page shows it.
 pub(super) struct EpisodeView<'a> {
     pub(super) episode: &'a Episode,
-    /// Mean confidence of its assigned segments.
-    pub(super) confidence: f64,
     /// (day, assigned segments published that day).
     pub(super) days: BTreeMap<i32, u32>,
     /// Assigned segments without a date.
@@ -28,6 +26,12 @@ pub(super) struct EventView<'a> {
     /// Segments per day in the corpus.
     pub(super) corpus_days: &'a BTreeMap<i32, u32>,
     pub(super) episodes: Vec<EpisodeView<'a>>,
+    /// The event's articles in the corpus.
+    pub(super) articles: usize,
+    /// Segments in some episode of the shown trial.
+    pub(super) assigned_segments: usize,
+    /// Articles with a segment in some episode of the shown trial.
+    pub(super) assigned_articles: usize,
 }
 
 /// What the views are built from: the run's and the corpus's names, `run.json`, the corpus's events,
@@ -71,7 +75,7 @@ pub(super) fn check_corpus(inputs: &Inputs, assignments: &[Assignment]) -> Resul
                     line.key_event
                 )))
             }
-            Some((n, _, _)) if *n != line.segments && line.status == "ok" => {
+            Some((n, _, _, _)) if *n != line.segments && line.status == "ok" => {
                 return Err(mismatch(format!(
                     "event `{}` has {n} segments in the corpus, {} in run.json",
                     line.key_event, line.segments
@@ -114,11 +118,21 @@ pub(super) fn event_views<'a>(
     lines
         .into_iter()
         .map(|line| {
-            let (_, theme, corpus_days) = &inputs.per_event[line.key_event.as_str()];
+            let (_, theme, corpus_days, articles) = &inputs.per_event[line.key_event.as_str()];
             let mut eps = event_episodes
                 .remove(line.key_event.as_str())
                 .unwrap_or_default();
             eps.sort_by_key(|e| e.episode_id);
+            let mut segs: BTreeSet<(u32, u32)> = BTreeSet::new();
+            for e in &eps {
+                if let Some(list) = inputs
+                    .by_episode
+                    .get(&(line.key_event.as_str(), e.episode_id))
+                {
+                    segs.extend(list.iter().map(|a| (a.doc_id, a.seg_idx)));
+                }
+            }
+            let docs: BTreeSet<u32> = segs.iter().map(|s| s.0).collect();
             let episodes = eps
                 .into_iter()
                 .map(|episode| episode_view(inputs, line, episode, options))
@@ -128,12 +142,15 @@ pub(super) fn event_views<'a>(
                 theme: theme.as_deref(),
                 corpus_days,
                 episodes,
+                articles: *articles,
+                assigned_segments: segs.len(),
+                assigned_articles: docs.len(),
             }
         })
         .collect()
 }
 
-/// One episode: its assigned segments per day, their mean confidence and the top ones.
+/// One episode: its assigned segments per day and the top ones.
 fn episode_view<'a>(
     inputs: &Inputs<'a>,
     line: &EventLine,
@@ -153,11 +170,6 @@ fn episode_view<'a>(
             None => undated += 1,
         }
     }
-    let confidence = if segs.is_empty() {
-        0.0
-    } else {
-        segs.iter().map(|a| a.confidence).sum::<f64>() / segs.len() as f64
-    };
     let top = segs
         .iter()
         .take(options.top_segments)
@@ -173,7 +185,6 @@ fn episode_view<'a>(
         .collect();
     EpisodeView {
         episode,
-        confidence,
         days,
         undated,
         top,

@@ -16,7 +16,7 @@ use super::report::{
 use crate::cluster::Cluster;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
 /// times and `job.toml`'s entry.
@@ -42,6 +42,14 @@ pub(super) fn commit_run(
         job_entry,
     } = done;
     let started = Instant::now();
+    // The commit begins: a finished run that was there until now stops being one, and the job
+    // of this run replaces its job.toml.
+    super::kept::committing();
+    runtime.block_on(async {
+        out.delete(commit::MANIFEST).await?;
+        out.put(commit::JOB_FILE, job.to_toml().into_bytes().into())
+            .await
+    })?;
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = report::reset_peak_rss();
@@ -123,6 +131,7 @@ async fn assemble_tables(
     let mut fragments = out.table_writer::<FragmentRow>()?;
     let mut terms = out.table_writer::<Term>()?;
     let mut pairs = out.table_writer::<Pair>()?;
+    let mut articles = out.table_writer::<EpisodeArticle>()?;
     let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
     let streamed = async {
         for status in statuses {
@@ -146,6 +155,7 @@ async fn assemble_tables(
             fragments.push(o.fragments).await?;
             terms.push(o.terms).await?;
             pairs.push(o.pairs).await?;
+            articles.push(o.episode_articles).await?;
             stage.inc();
         }
         Ok(())
@@ -157,6 +167,7 @@ async fn assemble_tables(
         fragments.abort().await;
         terms.abort().await;
         pairs.abort().await;
+        articles.abort().await;
         return Err(e);
     }
     stage.finish();
@@ -175,5 +186,6 @@ async fn assemble_tables(
     done(Term::file_name(), terms.finish().await?);
     done(Pair::file_name(), pairs.finish().await?);
     done(FragmentRow::file_name(), fragments.finish().await?);
+    done(EpisodeArticle::file_name(), articles.finish().await?);
     Ok(entries)
 }

@@ -3,9 +3,9 @@
 //!
 //! A checkpoint is `MAGIC`, the length of a JSON header (u64, little-endian), the header (format,
 //! key event, fingerprint, status, each table's row count and byte length), then each table as
-//! an in-memory Parquet file (episodes, assignments, fragments, terms, pairs), and last the
-//! sha256 of everything before it. A checkpoint that is cut short or altered fails the sha256
-//! and is never half-read.
+//! an in-memory Parquet file (episodes, assignments, fragments, terms, pairs, episode_articles),
+//! and last the sha256 of everything before it. A checkpoint that is cut short or altered fails
+//! the sha256 and is never half-read.
 //!
 //! The fingerprint is the sha256 of everything an event's rows depend on: the output format
 //! version, the crate version, the settings that change results ([`settings_digest`]: the
@@ -24,11 +24,11 @@ use super::outputs::Outputs;
 use super::report::EventStatus;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Segment, Table, Term};
 
 /// The version of the output format: tables, checkpoints, `run.json`. A checkpoint of another
 /// version is recomputed.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// The folder of the checkpoints inside `--out`.
 pub const DIR: &str = "_checkpoints";
@@ -249,6 +249,11 @@ pub fn encode(c: &Checkpoint, location: &str) -> Result<Bytes, CheckpointError> 
         ),
         (Term::NAME, o.terms.len(), parquet_bytes(&o.terms)),
         (Pair::NAME, o.pairs.len(), parquet_bytes(&o.pairs)),
+        (
+            EpisodeArticle::NAME,
+            o.episode_articles.len(),
+            parquet_bytes(&o.episode_articles),
+        ),
     ];
     let mut tables = Vec::new();
     let mut body = Vec::new();
@@ -335,6 +340,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
         FragmentRow::NAME,
         Term::NAME,
         Pair::NAME,
+        EpisodeArticle::NAME,
     ];
     if blobs.len() != names.len() || blobs.iter().zip(names).any(|(b, n)| b.0 != n) {
         return Err(corrupt("unexpected tables".into()));
@@ -351,7 +357,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     });
     macro_rules! table {
         ($field:ident, $t:ty) => {{
-            let (b, check) = blobs.next().expect("five tables");
+            let (b, check) = blobs.next().expect("six tables");
             outputs.$field = parquet_rows::<$t>(b).map_err(&corrupt)?;
             check(outputs.$field.len()).map_err(&corrupt)?;
         }};
@@ -361,6 +367,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     table!(fragments, FragmentRow);
     table!(terms, Term);
     table!(pairs, Pair);
+    table!(episode_articles, EpisodeArticle);
     if header.status.key_event != header.key_event {
         return Err(corrupt("its status names another event".into()));
     }

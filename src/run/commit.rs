@@ -1,15 +1,16 @@
 //! The commit of a run's `--out`: checked before any work (a probe object written and removed;
-//! files of no run of ours refused unless `--overwrite`), un-committed when a run starts
-//! (`run.json` removed), and committed last: the final tables are streamed from the checkpoints
-//! to their names, then `run.json`, which lists every file with its sha256 and row count, is
-//! written. A reader ([`verify`], `epimine eval`) trusts an `--out` only when `run.json` is there
-//! and every file it lists matches.
+//! files of no run of ours refused unless `--overwrite`), and committed last: `run.json` of an
+//! earlier finished run is removed only then (a run that fails or is killed before leaves it
+//! whole), the final tables are streamed from the checkpoints to their names, then `run.json`,
+//! which lists every file with its sha256 and row count, is written. A reader ([`verify`],
+//! `epimine eval`) trusts an `--out` only when `run.json` is there and every file it lists
+//! matches.
 
 use sha2::{Digest, Sha256};
 
 use super::report::TableEntry;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// The file that marks a committed run.
 pub const MANIFEST: &str = "run.json";
@@ -54,6 +55,7 @@ pub fn is_ours(name: &str) -> bool {
         FragmentRow::file_name(),
         Term::file_name(),
         Pair::file_name(),
+        EpisodeArticle::file_name(),
     ];
     name == MANIFEST
         || name == JOB_FILE

@@ -79,6 +79,7 @@ pub(super) fn compute_event(
                 finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
                 report.outputs.episodes = eps;
                 report.outputs.assignments = asg;
+                report.outputs.describe(&p.segments, &mut report.status);
             }
         }
         Err((e, set)) => {

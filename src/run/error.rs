@@ -17,7 +17,7 @@ pub enum RunError {
     #[error(transparent)]
     Stats(#[from] StatsError),
     /// The background failed to load.
-    #[error(transparent)]
+    #[error("background: {0}")]
     Background(#[from] background::BackgroundError),
     /// The encoder failed to load.
     #[error("encoder: {0}")]
@@ -38,7 +38,7 @@ pub enum RunError {
     #[error("per-event stages: {0}")]
     Workers(String),
     /// The corpus could not be read.
-    #[error(transparent)]
+    #[error("corpus: {0}")]
     Corpus(#[from] crate::corpus::CorpusError),
     /// The cluster layout is invalid.
     #[error(transparent)]

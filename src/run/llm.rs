@@ -137,10 +137,14 @@ pub(super) async fn ask_llm(
         );
     }
     let jobs = fitted.into_iter().flat_map(|(event, groups)| {
+        // The event's trials wait before retries against one bound together.
+        let waits = Arc::new(llm::EventWaits::new(event, config.event_retry_wait));
         (0..config.trials).map(move |trial| {
             let groups = groups.clone();
+            let waits = Arc::clone(&waits);
             async move {
-                let answer = llm::estimate(client, &groups, trial, config.answer_retries).await;
+                let answer =
+                    llm::estimate_for(client, &groups, trial, config.answer_retries, &waits).await;
                 ((event.clone(), trial), answer)
             }
         })
@@ -221,6 +225,9 @@ fn ask_from_worker0(
     let (0, Some(client)) = (ctx.index, &ctx.shared.llm) else {
         return (Vec::new(), context);
     };
+    if ctx.shared.stopped() {
+        return (Vec::new(), context);
+    }
     let prompts: Vec<(String, Vec<Vec<String>>)> = reports
         .iter_mut()
         .filter_map(|(e, r)| Some((e.clone(), r.prompt.take()?)))
@@ -341,6 +348,7 @@ fn classify_answers(
         report.status.llm = Some(llm_status);
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
+        report.outputs.describe(&p.segments, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
         report.prompt = None;

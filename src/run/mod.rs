@@ -30,6 +30,7 @@ mod exchange;
 mod fault;
 pub mod identity;
 pub mod interrupt;
+pub mod kept;
 mod layout;
 mod llm;
 pub mod lock;
@@ -131,21 +132,45 @@ fn model_hash(files: &BTreeMap<String, String>) -> String {
     }
 }
 
-/// Checks every input before any work: the corpus has segments, the background loads, the
-/// models are there (fetching a known one). Returns the background and the model folders.
+/// Checks every input before any work: the corpus has segments files with the segments'
+/// columns, the background loads, the models are there (fetching a known one) and load (every
+/// weight read, on the CPU). Returns the background and the model folders.
 fn check_inputs(
     job: &Job,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(background::Background, ModelDirs), RunError> {
-    let corpus = Location::parse(&job.corpus, false)?;
+    let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus))?;
-    let bg = runtime.block_on(background::load(&job.background))?;
+    let bg = load_background(job, &corpus, runtime)?;
     let words = runtime.block_on(resolve_model(&job.encoder.model))?;
     let sentence = match &job.encoder.sentence_model {
         Some(m) => Some(runtime.block_on(resolve_model(m))?),
         None => None,
     };
+    for dir in std::iter::once(&words).chain(&sentence) {
+        crate::encoder::check_model(dir)?;
+    }
     Ok((bg, ModelDirs { words, sentence }))
+}
+
+/// The job's background, or without one the corpus's own articles (said in one line, with how
+/// to do better).
+fn load_background(
+    job: &Job,
+    corpus: &Location,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<background::Background, RunError> {
+    if !job.background.is_empty() {
+        return Ok(runtime.block_on(background::load(&job.background))?);
+    }
+    let bg = runtime.block_on(background::from_corpus(corpus))?;
+    tracing::info!(
+        "no background given: the corpus's own {} articles are the background (a word found in \
+         many of them weighs little); a general-news text does better: --background FILE, one \
+         article a line (docs/design.md, \"The background\")",
+        bg.n_docs()
+    );
+    Ok(bg)
 }
 
 /// What a run needs before any work, all checked before anything is written.
@@ -323,6 +348,9 @@ pub fn run_interruptible(
     interrupt: &Interrupt,
 ) -> Result<Option<RunOutcome>, RunError> {
     job.validate()?;
+    for warning in job.warnings() {
+        tracing::warn!("{warning}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -341,6 +369,10 @@ pub fn run_interruptible(
         .and_then(|inputs| Ok((inputs, open_out(job, options, &runtime, cluster.process)?)));
     admitted.start(ready.as_ref().map(|_| ()).map_err(|e| e.to_string()))?;
     let (inputs, (out, job_entry, lock)) = ready?;
+    kept::opened(
+        out.display(),
+        runtime.block_on(out.exists(commit::MANIFEST))?,
+    );
     let Some(done) = distributed(
         job,
         inputs,
@@ -385,8 +417,10 @@ pub fn run_interruptible(
 }
 
 /// `--out` before any work: writable, ours, held by no other run (process 0 takes its lock,
-/// [`lock`]); un-committed while this run works. Process 0 writes the resolved job there and
-/// returns its entry for `run.json`, and the lock, held until the run ends.
+/// [`lock`], held until the run ends). A finished run there (its `run.json`) stays whole until
+/// this run commits (`assemble::commit_run`), so a run that fails or is killed leaves it as it
+/// was; a folder without one gets the resolved job at once (process 0). Returns `job.toml`'s
+/// entry for `run.json` (process 0) and the lock.
 fn open_out(
     job: &Job,
     options: &RunOptions,
@@ -413,7 +447,9 @@ fn open_out(
             bytes: text.len() as u64,
         });
         runtime.block_on(async {
-            out.delete(commit::MANIFEST).await?;
+            if out.exists(commit::MANIFEST).await? {
+                return Ok(());
+            }
             out.put(commit::JOB_FILE, text.into()).await
         })?;
     }

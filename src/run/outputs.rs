@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{Assignment, Episode, FragmentRow, Pair, Term};
+use super::report::EventStatus;
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Segment, Term};
 
 /// Everything a run writes, of one event or gathered over events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -17,6 +18,8 @@ pub struct Outputs {
     pub terms: Vec<Term>,
     /// `pairs` rows.
     pub pairs: Vec<Pair>,
+    /// `episode_articles` rows.
+    pub episode_articles: Vec<EpisodeArticle>,
 }
 
 impl Outputs {
@@ -27,5 +30,15 @@ impl Outputs {
         self.fragments.extend(other.fragments);
         self.terms.extend(other.terms);
         self.pairs.extend(other.pairs);
+        self.episode_articles.extend(other.episode_articles);
+    }
+
+    /// Once an event's episodes and assignments are in: its `episode_articles` rows, and its
+    /// articles and coverage in `status` ([`crate::coverage`]).
+    pub(super) fn describe(&mut self, segments: &[Segment], status: &mut EventStatus) {
+        self.episode_articles =
+            crate::coverage::episode_articles(segments, &self.episodes, &self.assignments);
+        status.articles = crate::coverage::articles(segments);
+        status.coverage = crate::coverage::coverage(segments, &self.episodes, &self.assignments);
     }
 }

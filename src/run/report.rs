@@ -19,6 +19,13 @@ pub struct EventStatus {
     pub error: Option<String>,
     /// Segments.
     pub segments: usize,
+    /// Articles (set once the event has episodes).
+    #[serde(default)]
+    pub articles: usize,
+    /// Per trial: segments and articles in some episode, and left out (empty when the event
+    /// failed).
+    #[serde(default)]
+    pub coverage: Vec<crate::coverage::Coverage>,
     /// Stage counts (episodes and assigned segments summed over trials).
     pub counts: EventCounts,
     /// The LLM stage of the event, when one ran (`null` otherwise: no field is skipped, since
@@ -43,6 +50,8 @@ impl EventStatus {
             status: "ok".into(),
             error: None,
             segments: 0,
+            articles: 0,
+            coverage: Vec::new(),
             counts: EventCounts::default(),
             llm: None,
             checkpoint: "computed".into(),

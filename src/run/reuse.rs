@@ -54,9 +54,12 @@ pub(super) fn decide(
             tracing::warn!("{e}; computing {event} again");
             Decision::Compute(Some(e.to_string()))
         }
-        Err(e) => {
-            tracing::warn!("checkpoint of {event}: {e}; computing it again");
-            Decision::Compute(Some(e.to_string()))
+        // The store failed (after its retries): the run stops here, it does not try the next
+        // event's checkpoint, nor write this one.
+        Err(e @ CheckpointError::Storage(_)) => {
+            let why = format!("reading the checkpoint of {event}: {e}");
+            shared.errors.lock().expect("error list").push(why.clone());
+            Decision::Compute(Some(why))
         }
     }
 }
@@ -111,8 +114,10 @@ pub(super) fn decide_events(
         let digest = layout.digests.get(event).copied().unwrap_or_default();
         let fingerprint = checkpoint::fingerprint(&ctx.shared.settings, &digest, terms);
         let decision = match &ctx.shared.out {
-            Some(out) => decide(&ctx.runtime, out, ctx.shared, event, &fingerprint),
-            None => Decision::Compute(None),
+            Some(out) if !ctx.shared.failed() => {
+                decide(&ctx.runtime, out, ctx.shared, event, &fingerprint)
+            }
+            _ => Decision::Compute(None),
         };
         decisions.insert(event.clone(), (fingerprint, decision));
     }
@@ -128,6 +133,19 @@ pub(super) fn decide_events(
         .into_iter()
         .map(|(_, e)| e)
         .collect();
+    // Said before any work, not only in the last line.
+    if ctx.index == 0 && !reused.is_empty() {
+        if let Some(out) = &ctx.shared.out {
+            tracing::info!(
+                "resuming: {} of {} events reused from their checkpoints in {}; computing the \
+                 other {}",
+                reused.len(),
+                layout.owners.len(),
+                out.display(),
+                layout.owners.len().saturating_sub(reused.len())
+            );
+        }
+    }
     Decisions {
         terms: my_terms,
         decided: decisions,

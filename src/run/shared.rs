@@ -51,4 +51,17 @@ impl Shared {
     pub(super) fn interrupted(&self) -> bool {
         self.interrupt.is_set()
     }
+
+    /// Whether some worker of this process recorded an error that fails the run (a storage
+    /// failure, the encoder, the corpus): from then on the workers do no more work and write
+    /// nothing, so the run stops at its first failure and a failure never replaces a good
+    /// checkpoint.
+    pub(super) fn failed(&self) -> bool {
+        !self.errors.lock().expect("error list").is_empty()
+    }
+
+    /// Whether the workers stop: the run was interrupted or has failed.
+    pub(super) fn stopped(&self) -> bool {
+        self.interrupted() || self.failed()
+    }
 }

@@ -144,8 +144,9 @@ pub(super) fn encode_units(
     };
     step(units.len() - misses.len());
     let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
+        // Nothing more once the run has failed or was interrupted.
         let encoders = encoders
-            .filter(|_| !shared.interrupted())
+            .filter(|_| !shared.stopped())
             .ok_or("not encoded")?;
         let encoder = &encoders.words;
         let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
@@ -214,13 +215,14 @@ pub(super) fn encode_units(
 
 /// An event's segments in (doc_id, seg_idx) order with their embeddings and word vectors, from
 /// its encoded units: the word sums are added in unit order, so the floats are the same
-/// whichever workers encoded the units.
+/// whichever workers encoded the units. Segments that repeat a key (doc_id, seg_idx) fail the
+/// event (its owner is the one place that sees all its segments, in key order).
 pub(super) fn assemble(mut units: Vec<EncodedUnit>) -> (Vec<Segment>, Result<Encoded, String>) {
     units.sort_by_key(|u| u.unit);
-    let mut segments = Vec::new();
+    let mut segments: Vec<Segment> = Vec::new();
     let mut embeddings = Vec::new();
     let mut sums: BTreeMap<String, WordSum> = BTreeMap::new();
-    let mut error = None;
+    let mut error = repeated_keys(&units);
     for unit in units {
         segments.extend(unit.segments);
         match unit.encoded {
@@ -246,6 +248,26 @@ pub(super) fn assemble(mut units: Vec<EncodedUnit>) -> (Vec<Segment>, Result<Enc
         )),
     };
     (segments, encoded)
+}
+
+/// The error of an event whose units (each sorted by key) hold segments that share a key.
+fn repeated_keys(units: &[EncodedUnit]) -> Option<String> {
+    let mut first = None;
+    let mut count = 0;
+    for unit in units {
+        for pair in unit.segments.windows(2) {
+            if (pair[0].doc_id, pair[0].seg_idx) == (pair[1].doc_id, pair[1].seg_idx) {
+                count += 1;
+                first.get_or_insert(&pair[1]);
+            }
+        }
+    }
+    first.map(|s| {
+        format!(
+            "the corpus: {}",
+            crate::corpus::duplicate_keys(count, &s.key_event, s.doc_id, s.seg_idx)
+        )
+    })
 }
 
 /// An event's sentence embeddings (in segment order) and word vectors.

@@ -59,6 +59,19 @@ impl<'a> Ctx<'a> {
         if self.shared.interrupted() {
             // What an event holds after the run was stopped (an LLM round cut short) is not
             // written: a resumed run computes it.
+            tracing::debug!(
+                "not writing the checkpoint of {}: the run was interrupted",
+                status.key_event
+            );
+            return;
+        }
+        if self.shared.failed() {
+            // The run has failed (the encoder, the corpus, storage): what this event holds is
+            // not written over whatever checkpoint it had.
+            tracing::debug!(
+                "not writing the checkpoint of {}: the run has failed",
+                status.key_event
+            );
             return;
         }
         let c = Checkpoint {
@@ -68,6 +81,7 @@ impl<'a> Ctx<'a> {
         };
         match self.runtime.block_on(checkpoint::write(out, &c)) {
             Ok(()) => {
+                super::kept::checkpoint_written();
                 let n = self
                     .shared
                     .checkpoints_written

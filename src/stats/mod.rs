@@ -31,10 +31,10 @@ pub enum StatsError {
     #[error(transparent)]
     Storage(#[from] StorageError),
     /// The background could not be loaded.
-    #[error(transparent)]
+    #[error("background: {0}")]
     Background(#[from] BackgroundError),
     /// The corpus could not be read.
-    #[error(transparent)]
+    #[error("corpus: {0}")]
     Corpus(#[from] CorpusError),
     /// The cluster layout is invalid.
     #[error(transparent)]
@@ -278,11 +278,15 @@ pub fn run(
         .build()
         .map_err(|e| StatsError::Timely(e.to_string()))?;
     // A corpus that cannot be read is an error before any work.
-    runtime.block_on(crate::corpus::segment_files(&Location::parse(
-        corpus, false,
-    )?))?;
+    let corpus_loc = Location::parse(corpus, false).map_err(CorpusError::from)?;
+    runtime.block_on(crate::corpus::segment_files(&corpus_loc))?;
     let stage = Stage::start("loading the background");
-    let background = runtime.block_on(background::load(background_path))?;
+    // No background: the corpus's own articles (`background::from_corpus`).
+    let background = if background_path.is_empty() {
+        runtime.block_on(background::from_corpus(&corpus_loc))?
+    } else {
+        runtime.block_on(background::load(background_path))?
+    };
     stage.finish(&format!("{} documents", background.n_docs()));
     let rounds = [Round {
         corpus: corpus.to_string(),

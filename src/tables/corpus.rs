@@ -89,3 +89,18 @@ table! {
         pub record: Option<String> => Utf8Opt,
     }
 }
+
+table! {
+    /// One row of `boilerplate`: a paragraph `epimine import --articles` dropped from one key
+    /// event's articles because it occurs in at least `import.segment.boilerplate_min_articles`
+    /// of them (bylines, "Read more", photo credits). Sorted by key event, then text.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Boilerplate in "boilerplate" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The paragraph (whitespace collapsed).
+        pub text: String => Utf8,
+        /// How many times it was dropped (once per article holding it).
+        pub dropped: u32 => U32,
+    }
+}

@@ -49,6 +49,49 @@ table! {
     }
 }
 
+/// `episode_articles`: each episode's articles, for people to read: source id or URL, title,
+/// date, how many of its segments the episode holds, its best passage, the episode's top one.
+pub fn episode_articles_schema() -> SchemaRef {
+    EpisodeArticle::schema()
+}
+
+table! {
+    /// One row of `episode_articles`: an article of an episode (an article with at least one
+    /// segment assigned to it). Rows by key event, trial, episode, then `article_rank`.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EpisodeArticle in "episode_articles" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The estimation trial of the episode.
+        pub trial: u32 => U32,
+        /// The episode.
+        pub episode_id: u32 => U32,
+        /// The episode's title (as in `episodes`).
+        pub episode_title: String => Utf8,
+        /// 0 = the article holding the episode's top passage; then by the rank of each article's
+        /// best segment in the episode.
+        pub article_rank: u32 => U32,
+        /// Article index in the key event (as in `segments`).
+        pub doc_id: u32 => U32,
+        /// The article's id or URL in its source (`import --articles`'s id column).
+        pub source_id: Option<String> => Utf8Opt,
+        /// The article's title.
+        pub title: Option<String> => Utf8Opt,
+        /// Its publication date (days since 1970-01-01).
+        pub published: Option<i32> => Date32Opt,
+        /// Its segments assigned to the episode.
+        pub segments: u32 => U32,
+        /// Its segments in the corpus.
+        pub article_segments: u32 => U32,
+        /// The rank of its best segment in the episode (`assignments.rank`; 0 = the top).
+        pub best_rank: u32 => U32,
+        /// Its best segment's text.
+        pub passage: String => Utf8,
+        /// The episode's top passage (its rank-0 segment), the same on every row of the episode.
+        pub episode_passage: String => Utf8,
+    }
+}
+
 /// The articles and dates of an episode's assigned segments.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EpisodeSpan {

@@ -26,9 +26,13 @@ mod episodes;
 mod mining;
 
 pub use corpus::{
-    gold_episodes_schema, labels_schema, segments_schema, GoldEpisode, Label, Rejected, Segment,
+    gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
+    Rejected, Segment,
 };
-pub use episodes::{assignments_schema, episodes_schema, Assignment, Episode, EpisodeSpan};
+pub use episodes::{
+    assignments_schema, episode_articles_schema, episodes_schema, Assignment, Episode,
+    EpisodeArticle, EpisodeSpan,
+};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
 use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
 pub use table::{Table, TableError};
@@ -165,10 +169,12 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (GoldEpisode::NAME, GoldEpisode::schema()),
         (Episode::NAME, Episode::schema()),
         (Assignment::NAME, Assignment::schema()),
+        (EpisodeArticle::NAME, EpisodeArticle::schema()),
         (Term::NAME, Term::schema()),
         (Pair::NAME, Pair::schema()),
         (FragmentRow::NAME, FragmentRow::schema()),
         (Rejected::NAME, Rejected::schema()),
+        (Boilerplate::NAME, Boilerplate::schema()),
         (
             SENTENCE_EMBEDDINGS,
             sentence_embeddings_schema(DEFAULT_VECTOR_DIM),

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// The tables `epimine run` writes.
-pub const OUTPUTS: [&str; 5] = [
+pub const OUTPUTS: [&str; 6] = [
     "episodes.parquet",
     "assignments.parquet",
+    "episode_articles.parquet",
     "fragments.parquet",
     "terms.parquet",
     "pairs.parquet",

@@ -8,6 +8,9 @@ pub enum ArticlesError {
     /// Reading or writing failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The output folder cannot hold the corpus.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
     /// No input file.
     #[error("{0}: no file found (expected a file, a folder, or a prefix of file names)")]
     NoFiles(String),
@@ -22,15 +25,13 @@ pub enum ArticlesError {
         /// Why.
         reason: String,
     },
-    /// A required column is missing.
-    #[error("{file}: no column `{column}` (name it with --{}-column or {field} = … in [import.columns])", field.replace('_', "-"))]
-    MissingColumn {
+    /// Required columns are missing: each named with its flag, and the file's columns.
+    #[error("{file}: {message}")]
+    MissingColumns {
         /// The file.
         file: String,
-        /// The column.
-        column: String,
-        /// The setting that names it.
-        field: &'static str,
+        /// Every required column missing, the optional ones too, and the file's columns.
+        message: String,
     },
     /// A Parquet column has a type we cannot read as what it should hold.
     #[error("{file}: column `{column}` is {found}, expected {expected}")]

@@ -21,23 +21,29 @@
 //!   whole import whatever the setting.
 //! - Duplicates: an article whose text (whitespace collapsed) another article of the same event
 //!   already has is dropped and counted; the first in the order above is kept.
-//! - Articles are cut into segments by [`crate::import::segment`]; boilerplate lines are dropped and
-//!   counted.
+//! - Articles are cut into segments by [`crate::import::segment`]; boilerplate lines are dropped,
+//!   counted and listed in `boilerplate.parquet`.
+//! - Columns (`columns.rs`): a file without some required columns is one error naming each one,
+//!   with its flag and a column of the file that looks like it, and the file's columns; the
+//!   optional ones not found are said in the summary, with what that costs.
 
 mod check;
+mod columns;
 mod config;
+mod csv_rows;
 mod error;
 mod order;
 mod read;
 
 pub use check::{parse_time, Article};
+pub use columns::Absent;
 pub use config::{Columns, ImportConfig, OnError};
 pub use error::{ArticlesError, RowError};
 pub use order::ArticleSummary;
 pub use read::{input_files, ArticleTable};
 
 use crate::storage::Location;
-use crate::tables::{Rejected, Segment};
+use crate::tables::{Boilerplate, Rejected, Segment};
 use check::bad_rows;
 use order::{cut_articles, fill_records, fill_table_records, order_event, Collected};
 use read::format_of;
@@ -55,6 +61,13 @@ pub struct ArticlesImport {
     pub files: usize,
     /// Input rows read.
     pub rows: usize,
+    /// Optional columns (published, title, theme) absent from some input file: each with the
+    /// files that lack it.
+    pub absent: Vec<(Absent, Vec<String>)>,
+    /// The boilerplate paragraphs dropped (written to `boilerplate.parquet`).
+    pub boilerplate: Vec<Boilerplate>,
+    /// The columns read: (field, column), in field order.
+    pub read: Vec<(&'static str, String)>,
 }
 
 /// Where an import's articles come from.
@@ -66,7 +79,9 @@ enum Input<'a> {
 }
 
 /// `epimine import --articles`: reads `spec`, writes `segments.parquet` (and, with
-/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all.
+/// `--on-error skip`, `rejected.parquet`) under `out`, each whole or not at all, then removes
+/// the corpus tables of an earlier import there (labels, gold episodes, rejected rows); a
+/// folder holding other segments files is refused before anything is read.
 ///
 /// Memory: the input files are read one at a time and only their checked articles are kept;
 /// the segments are cut and written one key event at a time (a row group at a time), so the
@@ -77,6 +92,7 @@ pub async fn import(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    crate::corpus::check_import_out(out).await?;
     let (loc, names) = input_files(spec).await?;
     for name in &names {
         if format_of(name).is_none() {
@@ -93,6 +109,7 @@ pub async fn import_table(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    crate::corpus::check_import_out(out).await?;
     import_from(Input::Table(table), &table.name, out, config).await
 }
 
@@ -128,6 +145,8 @@ async fn import_from(
         late_errors.extend(errors);
         events.push((key_event, kept, summary));
     }
+    let absent = absent_optional(&c, config);
+    let n_files = c.files.len();
     let mut errors = c.errors;
     let needs_record = late_errors.len();
     errors.extend(late_errors);
@@ -148,10 +167,18 @@ async fn import_from(
     let mut result = ArticlesImport {
         files,
         rows: c.rows,
+        absent,
         ..Default::default()
     };
+    result.read = columns_read(&result.absent, n_files, config);
     for (key_event, kept, mut summary) in events {
-        let segments = cut_articles(&key_event, &kept, &mut summary, config);
+        let segments = cut_articles(
+            &key_event,
+            &kept,
+            &mut summary,
+            config,
+            &mut result.boilerplate,
+        );
         drop(kept);
         result.segments += segments.len();
         if let Err(e) = writer.push(segments).await {
@@ -183,18 +210,100 @@ async fn import_from(
         })
         .collect();
     writer.finish().await?;
+    out.write_table(&result.boilerplate).await?;
+    let mut written = vec!["segments.parquet", "boilerplate.parquet"];
     if config.on_error == OnError::Skip {
         out.write_table(&result.rejected).await?;
+        written.push("rejected.parquet");
     }
+    // The folder holds this corpus whole: labels and gold episodes of an earlier import (whose
+    // keys name other segments) go.
+    crate::corpus::remove_stale_tables(out, &written).await?;
     Ok(result)
 }
 
-/// The per-event counts as a readable table.
+/// The configured columns found in at least one of the `n_files` input files: (field, column).
+fn columns_read(
+    absent: &[(Absent, Vec<String>)],
+    n_files: usize,
+    config: &ImportConfig,
+) -> Vec<(&'static str, String)> {
+    columns::FIELDS
+        .iter()
+        .zip(columns::column_names(&config.columns))
+        .filter(|(f, _)| {
+            !absent
+                .iter()
+                .any(|(a, files)| a.field == **f && files.len() == n_files)
+        })
+        .map(|(f, n)| (*f, n.to_string()))
+        .collect()
+}
+
+/// The optional columns absent from some input file, with those files.
+fn absent_optional(c: &Collected, config: &ImportConfig) -> Vec<(Absent, Vec<String>)> {
+    let mut out: Vec<(Absent, Vec<String>)> = Vec::new();
+    for (file, file_columns) in c.files.iter().zip(&c.columns) {
+        // A JSON Lines file with no object has no columns to miss.
+        if file_columns.is_empty() {
+            continue;
+        }
+        for a in columns::absent(file_columns, &config.columns).1 {
+            match out.iter_mut().find(|(b, _)| b.field == a.field) {
+                Some((_, files)) => files.push(file.clone()),
+                None => out.push((a, vec![file.clone()])),
+            }
+        }
+    }
+    out
+}
+
+/// One line per optional column absent from the input: what it costs and how to name it.
+pub fn format_absent(result: &ArticlesImport) -> String {
+    let mut out = String::new();
+    for (a, files) in &result.absent {
+        let which = if files.len() == result.files {
+            if files.len() == 1 {
+                files[0].clone()
+            } else {
+                "every file".to_string()
+            }
+        } else {
+            format!(
+                "{} of {} files (e.g. {})",
+                files.len(),
+                result.files,
+                files[0]
+            )
+        };
+        let guess = match &a.guess {
+            Some(g) => format!(" — `{g}` looks like it: {} {g}", a.flag()),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "no column `{}` in {which}, so {} (name the column with {} or {} = … in [import.columns]{guess})\n",
+            a.column,
+            a.cost(),
+            a.flag(),
+            a.field,
+        ));
+    }
+    out
+}
+
+/// The columns read, the optional ones absent, then the per-event counts as a readable table.
 pub fn format_summary(result: &ArticlesImport) -> String {
-    let mut out = format!(
+    let read: Vec<String> = result
+        .read
+        .iter()
+        .map(|(f, c)| format!("{f} = `{c}`"))
+        .collect();
+    let mut out = format!("columns read: {}\n", read.join(", "));
+    out.push_str(&format_absent(result));
+    out.push_str(&format!(
         "{:<32} {:>8} {:>8} {:>10} {:>11} {:>8}\n",
         "key_event", "articles", "segments", "duplicates", "boilerplate", "rejected"
-    );
+    ));
     for e in &result.events {
         out.push_str(&format!(
             "{:<32} {:>8} {:>8} {:>10} {:>11} {:>8}\n",

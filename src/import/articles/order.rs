@@ -9,7 +9,7 @@ use super::error::{ArticlesError, RowError};
 use super::read::{column_names, read_file, read_table, unit_of, ArticleTable, RawRow, FIELDS};
 use crate::import::segment;
 use crate::storage::Location;
-use crate::tables::Segment;
+use crate::tables::{Boilerplate, Segment};
 
 /// The JSON record of a row, for `rejected`.
 pub(super) fn record_json(cells: &RawRow) -> String {
@@ -34,6 +34,8 @@ pub(super) struct Collected {
     pub(super) units: Vec<&'static str>,
     /// Rows read.
     pub(super) rows: usize,
+    /// The columns of each file.
+    pub(super) columns: Vec<Vec<String>>,
 }
 
 impl Collected {
@@ -59,7 +61,7 @@ impl Collected {
     ) -> Result<(), ArticlesError> {
         let (file, schema) = (&table.name, &table.schema);
         self.add_rows(file, "row", config, &mut |sink| {
-            read_table(file, schema, &table.batches, &config.columns, sink).map(|()| Vec::new())
+            read_table(file, schema, &table.batches, &config.columns, sink).map(|c| (Vec::new(), c))
         })
     }
 
@@ -73,7 +75,7 @@ impl Collected {
     ) -> Result<(), ArticlesError> {
         let file_idx = self.files.len();
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
-        let bad = read(&mut |row, cells| {
+        let (bad, file_columns) = read(&mut |row, cells| {
             *rows += 1;
             match check_row(file_idx, row, &cells) {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
@@ -100,13 +102,16 @@ impl Collected {
         self.errors.extend(bad);
         self.files.push(file.to_string());
         self.units.push(unit);
+        self.columns.push(file_columns);
         Ok(())
     }
 }
 
-/// Reads one input's rows into a sink; returns the rows it could not read at all.
-type Reader<'a> =
-    &'a mut dyn FnMut(&mut dyn FnMut(usize, RawRow)) -> Result<Vec<RowError>, ArticlesError>;
+/// Reads one input's rows into a sink; returns the rows it could not read at all, and the
+/// input's columns.
+type Reader<'a> = &'a mut dyn FnMut(
+    &mut dyn FnMut(usize, RawRow),
+) -> Result<(Vec<RowError>, Vec<String>), ArticlesError>;
 
 /// One event's articles in the documented order, with rows of an id seen before (in that order)
 /// and duplicate texts left out: (kept, summary so far, rejected rows as (file, row) and why).
@@ -171,16 +176,23 @@ pub(super) fn order_event(
     (kept, summary, errors)
 }
 
-/// Cuts one event's kept articles into its segments (doc_id dense in their order).
+/// Cuts one event's kept articles into its segments (doc_id dense in their order); the
+/// boilerplate paragraphs dropped go to `boilerplate`.
 pub(super) fn cut_articles(
     key_event: &str,
     kept: &[Article],
     summary: &mut ArticleSummary,
     config: &ImportConfig,
+    boilerplate: &mut Vec<Boilerplate>,
 ) -> Vec<Segment> {
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event(&texts, &config.segment);
     summary.boilerplate = cut.boilerplate_dropped;
+    boilerplate.extend(cut.boilerplate.into_iter().map(|(text, n)| Boilerplate {
+        key_event: key_event.to_string(),
+        text,
+        dropped: u32::try_from(n).unwrap_or(u32::MAX),
+    }));
     if cut.controls_stripped > 0 {
         tracing::warn!(
             "key event `{key_event}`: removed {} control character(s) from the articles' text",
@@ -253,7 +265,7 @@ pub(super) fn fill_table_records(
 ) -> Result<(), ArticlesError> {
     let (file, schema) = (&table.name, &table.schema);
     fill_from(file, errors, &mut |sink| {
-        read_table(file, schema, &table.batches, &config.columns, sink).map(|()| Vec::new())
+        read_table(file, schema, &table.batches, &config.columns, sink).map(|c| (Vec::new(), c))
     })
 }
 

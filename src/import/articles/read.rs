@@ -60,18 +60,7 @@ pub(super) type RawRow = [Cell; 6];
 /// A file's rows (1-based row or line, cells) and the rows that could not be read at all.
 pub(super) type FileRows = (Vec<(usize, RawRow)>, Vec<RowError>);
 
-pub(super) const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
-
-pub(super) fn column_names(c: &Columns) -> [&str; 6] {
-    [
-        &c.key_event,
-        &c.id,
-        &c.published,
-        &c.title,
-        &c.text,
-        &c.theme,
-    ]
-}
+pub(super) use super::columns::{column_names, FIELDS};
 
 /// A file's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,51 +124,58 @@ pub(super) fn unit_of(file: &str) -> Result<&'static str, ArticlesError> {
 
 /// Hands one file's rows to `sink` as (1-based row or line, cells), in order (Parquet one record
 /// batch at a time, so that a file's rows are never all decoded at once), and returns the row
-/// errors of rows that could not be read at all.
+/// errors of rows that could not be read at all, and the file's columns (JSON Lines: every key
+/// of its objects, in order of first sight).
 pub(super) fn read_file(
     file: &str,
     data: &bytes::Bytes,
     columns: &Columns,
     sink: &mut dyn FnMut(usize, RawRow),
-) -> Result<Vec<RowError>, ArticlesError> {
-    let (rows, bad) =
+) -> Result<(Vec<RowError>, Vec<String>), ArticlesError> {
+    let ((rows, bad), file_columns) =
         match format_of(file).ok_or_else(|| ArticlesError::UnknownFormat(file.into()))? {
-            Format::JsonLines => read_jsonl(file, data, columns),
-            Format::Csv => read_csv(file, data, columns)?,
+            Format::JsonLines => {
+                let (rows, keys) = read_jsonl(file, data, columns);
+                // A file with no object at all has no columns to miss.
+                if !rows.0.is_empty() {
+                    required(file, &keys, columns)?;
+                }
+                (rows, keys)
+            }
+            Format::Csv => super::csv_rows::read_csv(file, data, columns)?,
             Format::Parquet => {
-                read_parquet(file, data.clone(), columns, sink)?;
-                return Ok(Vec::new());
+                let names = read_parquet(file, data.clone(), columns, sink)?;
+                return Ok((Vec::new(), names));
             }
         };
     for (row, cells) in rows {
         sink(row, cells);
     }
-    Ok(bad)
+    Ok((bad, file_columns))
 }
 
+/// Every required column of `columns` in `file_columns`, else one error naming all that are
+/// missing (optional ones too) and the file's columns.
 pub(super) fn required(
     file: &str,
-    present: &dyn Fn(&str) -> bool,
+    file_columns: &[String],
     columns: &Columns,
 ) -> Result<(), ArticlesError> {
-    for (name, field) in [
-        (&columns.key_event, "key_event"),
-        (&columns.id, "id"),
-        (&columns.text, "text"),
-    ] {
-        if !present(name) {
-            return Err(ArticlesError::MissingColumn {
-                file: file.into(),
-                column: name.clone(),
-                field,
-            });
-        }
+    let (required, optional) = super::columns::absent(file_columns, columns);
+    if required.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    Err(ArticlesError::MissingColumns {
+        file: file.into(),
+        message: super::columns::missing_message(file_columns, &required, &optional),
+    })
 }
 
-pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows {
+/// A JSON Lines file's rows, and every key of its objects in order of first sight.
+pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> (FileRows, Vec<String>) {
     let names = column_names(columns);
+    let mut keys: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
     let (mut rows, mut errors) = (Vec::new(), Vec::new());
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
@@ -212,6 +208,12 @@ pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows
             errors.push(err(None, "not a JSON object".into()));
             continue;
         };
+        for k in object.keys() {
+            if !seen.contains(k) {
+                seen.insert(k.clone());
+                keys.push(k.clone());
+            }
+        }
         let cells: RawRow = std::array::from_fn(|k| match object.get(names[k]) {
             None | Some(serde_json::Value::Null) => Cell::Null,
             Some(serde_json::Value::String(s)) => Cell::Str(s.clone()),
@@ -225,71 +227,7 @@ pub(super) fn read_jsonl(file: &str, data: &[u8], columns: &Columns) -> FileRows
         });
         rows.push((line, cells));
     }
-    (rows, errors)
-}
-
-pub(super) fn read_csv(
-    file: &str,
-    data: &[u8],
-    columns: &Columns,
-) -> Result<FileRows, ArticlesError> {
-    let names = column_names(columns);
-    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(data);
-    let header = reader
-        .byte_headers()
-        .map_err(|e| ArticlesError::Unreadable {
-            file: file.into(),
-            reason: format!("CSV header: {e}"),
-        })?
-        .clone();
-    let header: Vec<String> = header
-        .iter()
-        .map(|h| String::from_utf8_lossy(h).trim().to_string())
-        .collect();
-    required(file, &|c| header.iter().any(|h| h == c), columns)?;
-    let index: [Option<usize>; 6] =
-        std::array::from_fn(|k| header.iter().position(|h| h == names[k]));
-    let (mut rows, mut errors) = (Vec::new(), Vec::new());
-    let mut record = csv::ByteRecord::new();
-    loop {
-        let line = reader.position().line() as usize;
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {
-                let line = record.position().map_or(line, |p| p.line() as usize);
-                let cells: RawRow = std::array::from_fn(|k| match index[k] {
-                    None => Cell::Null,
-                    Some(i) => match record.get(i) {
-                        None => Cell::Null,
-                        Some([]) => Cell::Null,
-                        Some(b) => match std::str::from_utf8(b) {
-                            Ok(s) => Cell::Str(s.to_string()),
-                            Err(_) => Cell::BadUtf8,
-                        },
-                    },
-                });
-                rows.push((line, cells));
-            }
-            Err(e) => {
-                let line = e.position().map_or(line, |p| p.line() as usize);
-                errors.push(RowError {
-                    file: file.into(),
-                    row: line,
-                    unit: "line",
-                    column: None,
-                    reason: format!("not a CSV record: {e}"),
-                    record: None,
-                });
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
-                    break;
-                }
-            }
-        }
-    }
-    Ok((rows, errors))
+    ((rows, errors), keys)
 }
 
 /// The cells of a Parquet column, or the error naming its type.
@@ -404,12 +342,13 @@ pub(super) fn arrow_cells(
     Ok(out)
 }
 
+/// Hands a Parquet file's rows to `sink`; returns its columns.
 pub(super) fn read_parquet(
     file: &str,
     data: bytes::Bytes,
     columns: &Columns,
     sink: &mut dyn FnMut(usize, RawRow),
-) -> Result<(), ArticlesError> {
+) -> Result<Vec<String>, ArticlesError> {
     let unreadable = |e: parquet::errors::ParquetError| ArticlesError::Unreadable {
         file: file.into(),
         reason: e.to_string(),
@@ -417,7 +356,8 @@ pub(super) fn read_parquet(
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data)
         .map_err(unreadable)?;
     let schema = Arc::clone(builder.schema());
-    required(file, &|c| schema.field_with_name(c).is_ok(), columns)?;
+    let file_columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    required(file, &file_columns, columns)?;
     let reader = builder.build().map_err(unreadable)?;
     let batches = reader.map(|batch| {
         batch.map_err(|e| ArticlesError::Unreadable {
@@ -425,19 +365,23 @@ pub(super) fn read_parquet(
             reason: e.to_string(),
         })
     });
-    read_batches(file, batches, columns, sink)
+    read_batches(file, batches, columns, sink)?;
+    Ok(file_columns)
 }
 
-/// A table in memory (its record batches), read as a Parquet file is: rows numbered from 1.
+/// A table in memory (its record batches), read as a Parquet file is: rows numbered from 1;
+/// returns its columns.
 pub(super) fn read_table(
     file: &str,
     schema: &arrow_schema::Schema,
     batches: &[RecordBatch],
     columns: &Columns,
     sink: &mut dyn FnMut(usize, RawRow),
-) -> Result<(), ArticlesError> {
-    required(file, &|c| schema.field_with_name(c).is_ok(), columns)?;
-    read_batches(file, batches.iter().cloned().map(Ok), columns, sink)
+) -> Result<Vec<String>, ArticlesError> {
+    let file_columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    required(file, &file_columns, columns)?;
+    read_batches(file, batches.iter().cloned().map(Ok), columns, sink)?;
+    Ok(file_columns)
 }
 
 /// Hands the rows of record batches to `sink`, one batch at a time.

@@ -9,6 +9,9 @@ pub enum ImportError {
     /// Reading or writing failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The output folder cannot hold the corpus.
+    #[error(transparent)]
+    Corpus(#[from] crate::corpus::CorpusError),
     /// No `segments.txt` below the dataset folder.
     #[error("{dir}: no `{SEGMENTS_FILE}` found below this folder (expected <theme>/<event>/{SEGMENTS_FILE})")]
     NoEvents {

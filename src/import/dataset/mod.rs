@@ -64,9 +64,21 @@ pub async fn write_corpus(out: &Location, dataset: &Dataset) -> Result<(), Impor
 }
 
 /// `epimine import`: reads `src`, writes the corpus tables to `out`, returns per-event summaries.
+/// The folder then holds this corpus whole: a folder with other segments files is refused
+/// before anything is read, and a `rejected.parquet` of an earlier import is removed.
 pub async fn import(src: &Location, out: &Location) -> Result<Vec<EventSummary>, ImportError> {
+    crate::corpus::check_import_out(out).await?;
     let dataset = read_dataset(src).await?;
     write_corpus(out, &dataset).await?;
+    crate::corpus::remove_stale_tables(
+        out,
+        &[
+            "segments.parquet",
+            "labels.parquet",
+            "gold_episodes.parquet",
+        ],
+    )
+    .await?;
     Ok(dataset.events)
 }
 

@@ -1,0 +1,261 @@
+//! What a key event's episodes hold, for people to read: each episode's articles
+//! (`episode_articles`: source id or URL, title, date, its segments in the episode, its best
+//! passage and the episode's top one), and how much of the event the episodes cover — segments
+//! and articles in some episode, and left out — per trial.
+//!
+//! Plain functions over one event's segments and its `episodes` and `assignments` rows, so that
+//! `epimine run` and the baselines describe their episodes the same way.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::tables::{Assignment, Episode, EpisodeArticle, Segment};
+
+/// How much of one key event one trial's episodes cover.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// The estimation trial.
+    pub trial: u32,
+    /// Segments assigned to some episode.
+    pub segments_assigned: usize,
+    /// Segments in no episode.
+    pub segments_left_out: usize,
+    /// Articles with at least one segment in some episode.
+    pub articles_assigned: usize,
+    /// Articles with no segment in any episode.
+    pub articles_left_out: usize,
+}
+
+impl Coverage {
+    /// `467 of 581 segments (80%) and 280 of 300 articles in an episode`.
+    pub fn describe(&self) -> String {
+        let segments = self.segments_assigned + self.segments_left_out;
+        let articles = self.articles_assigned + self.articles_left_out;
+        format!(
+            "{} of {segments} segments ({}) and {} of {articles} articles in an episode",
+            self.segments_assigned,
+            percent(self.segments_assigned, segments),
+            self.articles_assigned,
+        )
+    }
+}
+
+/// `80%` (rounded down, so that 99.6% is not 100%).
+pub fn percent(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return "0%".into();
+    }
+    format!("{}%", part * 100 / whole)
+}
+
+/// The number of articles (distinct `doc_id`) of an event's segments.
+pub fn articles(segments: &[Segment]) -> usize {
+    segments
+        .iter()
+        .map(|s| s.doc_id)
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+/// Per trial of `episodes` (every trial that has an episode), the coverage of one event's
+/// `segments` by its `assignments`.
+pub fn coverage(
+    segments: &[Segment],
+    episodes: &[Episode],
+    assignments: &[Assignment],
+) -> Vec<Coverage> {
+    let total_articles = articles(segments);
+    let trials: BTreeSet<u32> = episodes.iter().map(|e| e.trial).collect();
+    trials
+        .into_iter()
+        .map(|trial| {
+            let mut segs: BTreeSet<(u32, u32)> = BTreeSet::new();
+            let mut docs: BTreeSet<u32> = BTreeSet::new();
+            for a in assignments.iter().filter(|a| a.trial == trial) {
+                segs.insert((a.doc_id, a.seg_idx));
+                docs.insert(a.doc_id);
+            }
+            Coverage {
+                trial,
+                segments_assigned: segs.len(),
+                segments_left_out: segments.len().saturating_sub(segs.len()),
+                articles_assigned: docs.len(),
+                articles_left_out: total_articles.saturating_sub(docs.len()),
+            }
+        })
+        .collect()
+}
+
+/// Each episode's articles ([`EpisodeArticle`]), from one event's segments, episodes and
+/// assignments; rows by trial, episode, then the rank of each article's best segment.
+pub fn episode_articles(
+    segments: &[Segment],
+    episodes: &[Episode],
+    assignments: &[Assignment],
+) -> Vec<EpisodeArticle> {
+    let by_key: HashMap<(u32, u32), &Segment> = segments
+        .iter()
+        .map(|s| ((s.doc_id, s.seg_idx), s))
+        .collect();
+    let mut per_article: HashMap<u32, u32> = HashMap::new();
+    for s in segments {
+        *per_article.entry(s.doc_id).or_default() += 1;
+    }
+    // (trial, episode) → its assignments.
+    let mut members: BTreeMap<(u32, u32), Vec<&Assignment>> = BTreeMap::new();
+    for a in assignments {
+        members.entry((a.trial, a.episode_id)).or_default().push(a);
+    }
+    let mut ordered: Vec<&Episode> = episodes.iter().collect();
+    ordered.sort_by_key(|e| (e.trial, e.episode_id));
+    let mut rows = Vec::new();
+    for episode in ordered {
+        let Some(list) = members.get_mut(&(episode.trial, episode.episode_id)) else {
+            continue;
+        };
+        list.sort_by_key(|a| (a.rank, a.doc_id, a.seg_idx));
+        let text = |a: &Assignment| {
+            by_key
+                .get(&(a.doc_id, a.seg_idx))
+                .map(|s| s.text.clone())
+                .unwrap_or_default()
+        };
+        let episode_passage = text(list[0]);
+        // Each article once, at its best segment; with how many of its segments are members.
+        let mut best: Vec<&Assignment> = Vec::new();
+        let mut count: HashMap<u32, u32> = HashMap::new();
+        for a in list.iter() {
+            let n = count.entry(a.doc_id).or_default();
+            if *n == 0 {
+                best.push(a);
+            }
+            *n += 1;
+        }
+        for (article_rank, a) in best.into_iter().enumerate() {
+            let s = by_key.get(&(a.doc_id, a.seg_idx));
+            rows.push(EpisodeArticle {
+                key_event: episode.key_event.clone(),
+                trial: episode.trial,
+                episode_id: episode.episode_id,
+                episode_title: episode.title.clone(),
+                article_rank: article_rank as u32,
+                doc_id: a.doc_id,
+                source_id: s.and_then(|s| s.source_id.clone()),
+                title: s.and_then(|s| s.title.clone()),
+                published: s.and_then(|s| s.doc_date),
+                segments: count[&a.doc_id],
+                article_segments: per_article.get(&a.doc_id).copied().unwrap_or(0),
+                best_rank: a.rank,
+                passage: text(a),
+                episode_passage: episode_passage.clone(),
+            });
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(doc: u32, idx: u32, text: &str) -> Segment {
+        Segment {
+            key_event: "e".into(),
+            theme: None,
+            doc_id: doc,
+            doc_date: Some(100 + doc as i32),
+            seg_idx: idx,
+            text: text.into(),
+            source_id: Some(format!("https://news.example/{doc}")),
+            title: Some(format!("Article {doc}")),
+        }
+    }
+
+    fn asg(episode: u32, doc: u32, idx: u32, rank: u32) -> Assignment {
+        Assignment {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: episode,
+            doc_id: doc,
+            seg_idx: idx,
+            rank,
+            confidence: 0.5,
+        }
+    }
+
+    #[test]
+    fn articles_of_episodes_and_what_is_left_out() {
+        let segments = vec![
+            seg(0, 0, "a0"),
+            seg(0, 1, "a1"),
+            seg(1, 0, "b0"),
+            seg(2, 0, "c0"),
+            seg(3, 0, "d0"),
+        ];
+        let episode = |id: u32| Episode {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: id,
+            title: format!("episode {id}"),
+            title_fields: vec![],
+            keywords: vec![],
+            example_sentences: vec![],
+            n_segments: 0,
+            source: "clusters".into(),
+            n_articles: 0,
+            first_date: None,
+            peak_date: None,
+            last_date: None,
+        };
+        let episodes = vec![episode(0), episode(1)];
+        // Episode 0: b0 is its top passage, then a1, a0 (article 0 twice); episode 1: c0.
+        let assignments = vec![
+            asg(0, 0, 0, 2),
+            asg(0, 0, 1, 1),
+            asg(0, 1, 0, 0),
+            asg(1, 2, 0, 0),
+        ];
+        let rows = episode_articles(&segments, &episodes, &assignments);
+        let got: Vec<(u32, u32, u32, u32, u32, &str, &str)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.episode_id,
+                    r.article_rank,
+                    r.doc_id,
+                    r.segments,
+                    r.best_rank,
+                    r.passage.as_str(),
+                    r.episode_passage.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, 1, 1, 0, "b0", "b0"),
+                (0, 1, 0, 2, 1, "a1", "b0"),
+                (1, 0, 2, 1, 0, "c0", "c0"),
+            ]
+        );
+        assert_eq!(rows[1].article_segments, 2);
+        assert_eq!(rows[1].source_id.as_deref(), Some("https://news.example/0"));
+        assert_eq!(rows[1].published, Some(100));
+        let c = coverage(&segments, &episodes, &assignments);
+        assert_eq!(
+            c,
+            [Coverage {
+                trial: 0,
+                segments_assigned: 4,
+                segments_left_out: 1,
+                articles_assigned: 3,
+                articles_left_out: 1,
+            }]
+        );
+        assert_eq!(
+            c[0].describe(),
+            "4 of 5 segments (80%) and 3 of 4 articles in an episode"
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! What this process's run has kept so far, for the line the binary writes when a signal stops
+//! it ([`interrupted`]): the folder, the checkpoints written, whether a finished run is still
+//! there whole, whether the final tables were being written.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The run of this process, once its `--out` is open.
+struct Kept {
+    out: String,
+    /// A finished run was there when this one began (its `run.json` stays until the commit).
+    finished_before: bool,
+    committing: bool,
+}
+
+static RUN: Mutex<Option<Kept>> = Mutex::new(None);
+static CHECKPOINTS: AtomicUsize = AtomicUsize::new(0);
+
+/// This process's run opened `out`.
+pub(super) fn opened(out: &str, finished_before: bool) {
+    CHECKPOINTS.store(0, Ordering::SeqCst);
+    *RUN.lock().expect("kept") = Some(Kept {
+        out: out.to_string(),
+        finished_before,
+        committing: false,
+    });
+}
+
+/// An event's checkpoint was written.
+pub(super) fn checkpoint_written() {
+    CHECKPOINTS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The commit began (`run.json` is removed, the final tables are written).
+pub(super) fn committing() {
+    if let Some(k) = RUN.lock().expect("kept").as_mut() {
+        k.committing = true;
+    }
+}
+
+/// What a run stopped now keeps and how to resume it; `None` when no run has opened its
+/// `--out` in this process.
+pub fn interrupted() -> Option<String> {
+    let run = RUN.lock().ok()?;
+    let k = run.as_ref()?;
+    let written = CHECKPOINTS.load(Ordering::SeqCst);
+    let state = if k.committing {
+        format!(
+            "it was writing the final tables, so {} holds no run.json (not a finished run)",
+            k.out
+        )
+    } else if k.finished_before {
+        format!(
+            "{}/run.json and the tables of the finished run that was there are kept whole (this run had not committed)",
+            k.out
+        )
+    } else {
+        format!("{} holds no run.json (not a finished run)", k.out)
+    };
+    Some(format!(
+        "kept: the {written} event checkpoint(s) this run wrote in {}/_checkpoints, with those of earlier runs; {state}. To resume, run the same command again: it reuses every checkpoint that still matches",
+        k.out
+    ))
+}
