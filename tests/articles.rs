@@ -643,7 +643,14 @@ fn an_import_writes_a_whole_corpus_and_leaves_no_stale_labels() {
         "{}",
         String::from_utf8_lossy(&result.stderr)
     );
-    assert_eq!(files_in(&corpus), vec!["segments.parquet".to_string()]);
+    // (boilerplate.parquet: what the import dropped as boilerplate, written by every import.)
+    assert_eq!(
+        files_in(&corpus),
+        vec![
+            "boilerplate.parquet".to_string(),
+            "segments.parquet".to_string()
+        ]
+    );
     // A folder with another segments file is refused before anything is read or written.
     std::fs::copy(
         corpus.join("segments.parquet"),
