@@ -87,6 +87,8 @@ fn storage_kind(e: &StorageError) -> Kind {
         StorageError::BadLocation { .. }
         | StorageError::Schema { .. }
         | StorageError::Table { .. } => Kind::Input,
+        // A file or object that is not there: the path given is wrong.
+        StorageError::Store { .. } if e.is_not_found() => Kind::Input,
         StorageError::Store { .. } | StorageError::Parquet { .. } | StorageError::Io { .. } => {
             Kind::Storage
         }
@@ -103,6 +105,7 @@ fn corpus_kind(e: &CorpusError) -> Kind {
 fn background_kind(e: &BackgroundError) -> Kind {
     match e {
         BackgroundError::Storage(s) => storage_kind(s),
+        BackgroundError::Corpus(c) => corpus_kind(c),
         _ => Kind::Input,
     }
 }
@@ -162,6 +165,7 @@ failure_from! {
     JobError => |_: &JobError| Kind::Input;
     ArticlesError => |e: &ArticlesError| match e {
         ArticlesError::Storage(s) => storage_kind(s),
+        ArticlesError::Corpus(c) => corpus_kind(c),
         _ => Kind::Input,
     };
     ImportError => |e: &ImportError| match e {
