@@ -276,7 +276,9 @@ fn a_table_in_memory_gives_the_corpus_of_its_parquet_file_and_is_named_in_errors
     .unwrap_err()
     .to_string();
     assert!(
-        missing.starts_with("polars DataFrame: no column `text`"),
+        missing.starts_with("polars DataFrame: 1 required column(s) missing:")
+            && missing.contains("no column `text` (name it with --text-column")
+            && missing.contains("`key_event`, `id`, `published`, `title`"),
         "{missing}"
     );
 }

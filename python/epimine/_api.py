@@ -59,8 +59,9 @@ class _Folder:
 
 
 class Corpus(_Folder):
-    """A corpus folder (what ``epimine import`` writes): ``segments`` and, from a dataset
-    folder, ``labels`` and ``gold_episodes``. Path-like: pass it wherever a path goes."""
+    """A corpus folder (what ``epimine import`` writes): ``segments``; from articles,
+    ``boilerplate`` (and ``rejected`` with ``on_error="skip"``); from a dataset folder,
+    ``labels`` and ``gold_episodes``. Path-like: pass it wherever a path goes."""
 
     def __init__(self, location: str, summary: dict[str, Any] | None = None) -> None:
         super().__init__(location)
@@ -82,6 +83,12 @@ class Corpus(_Folder):
     def gold_episodes(self) -> Table:
         """Described gold episodes (from a dataset folder)."""
         return self.table("gold_episodes")
+
+    @property
+    def boilerplate(self) -> Table:
+        """Paragraphs ``import_articles`` dropped as boilerplate (found in many articles of one
+        key event: bylines, "Read more"), with how often."""
+        return self.table("boilerplate")
 
     @property
     def rejected(self) -> Table:
@@ -175,6 +182,12 @@ class Run(_Folder):
     def assignments(self) -> Table:
         """The segments of each episode, in rank order (what ``evaluate`` scores)."""
         return self.table("assignments")
+
+    @property
+    def episode_articles(self) -> Table:
+        """Each episode's articles, for people to read: rank, id, title, date, the passage
+        that put it there."""
+        return self.table("episode_articles")
 
     @property
     def fragments(self) -> Table:
@@ -359,7 +372,8 @@ def run(
     ``{"section.key": value}`` as ``--set section.key=value`` (``{"episodes.max_episodes":
     10}``); an unknown setting raises :class:`InputError` naming it. ``background``: text
     (one document a line) or a table from :func:`build_background`; the job file may give it
-    instead. ``workers``: threads (one process: several are the command line's).
+    instead; without one the corpus's own articles are the background (a general-news text
+    does better). ``workers``: threads (one process: several are the command line's).
 
     Run again on the same ``out`` it resumes: every key event whose checkpoint still matches
     is reused (``fresh=True`` computes everything). An ``out`` holding files of anything else

@@ -21,7 +21,10 @@ def test_the_hierarchy():
 def test_a_missing_column_names_the_table_and_the_setting(articles, tmp_path):
     with pytest.raises(epimine.InputError) as e:
         epimine.import_articles(articles.drop_columns(["text"]), tmp_path / "c", progress=False)
-    assert str(e.value).startswith("pyarrow Table: no column `text` (name it with --text-column")
+    message = str(e.value)
+    assert message.startswith("pyarrow Table: 1 required column(s) missing:"), message
+    assert "no column `text` (name it with --text-column" in message, message
+    assert "`key_event`, `id`, `published`, `title`" in message, message
     assert not (tmp_path / "c").exists()
     # Named, the column is found.
     renamed = articles.rename_columns(["key_event", "id", "published", "title", "body"])
@@ -66,10 +69,11 @@ def test_an_unknown_or_mistyped_setting_names_it(synth_corpus, run_args, tmp_pat
     assert not (tmp_path / "r").exists()
 
 
-def test_a_missing_input_or_background(synth_corpus, run_args, tmp_path):
-    with pytest.raises(epimine.InputError, match="no background: give it"):
+def test_a_missing_input(synth_corpus, run_args, tmp_path):
+    with pytest.raises(epimine.InputError, match=r"background: .*missing-bg\.txt"):
         epimine.run(synth_corpus, out=tmp_path / "r",
-                    **{**run_args, "background": None})
+                    **{**run_args, "background": tmp_path / "missing-bg.txt"})
+    assert not (tmp_path / "r").exists()
     with pytest.raises(epimine.InputError, match="no file found"):
         epimine.import_articles(tmp_path / "nothing-here/", tmp_path / "c", progress=False)
     with pytest.raises(TypeError, match="source: expected a path or URI, or a table"):

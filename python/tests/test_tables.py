@@ -14,7 +14,7 @@ import pytest
 
 import epimine
 
-OUTPUTS = ["episodes", "assignments", "fragments", "terms", "pairs"]
+OUTPUTS = ["episodes", "assignments", "episode_articles", "fragments", "terms", "pairs"]
 
 
 def as_library(table: pa.Table, library: str):
@@ -82,4 +82,4 @@ def test_a_run_reopens_and_is_path_like(detected, tmp_path):
     assert os.fspath(again) == run.location
     assert pa.table(again.episodes).equals(pa.table(run.episodes))
     corpus = epimine.open_corpus(run.corpus)
-    assert corpus.tables == ["segments"]
+    assert corpus.tables == ["boilerplate", "segments"]
