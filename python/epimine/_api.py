@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from typing import Any, Union
 from . import _epimine
 from ._progress import Progress, Shown
 from ._tables import Table
-from .exceptions import PartialRunWarning
+from .exceptions import InputError, PartialRunWarning
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -273,6 +274,36 @@ def _table_name(source: Any) -> str:
     return f"{kind.__module__.split('.')[0]} {kind.__name__}"
 
 
+# In the command line's message for missing columns: the flag that names a column, and the
+# column of the table that looks like it.
+_FLAG = re.compile(r"\(name it with --([a-z-]+)-column ")
+_GUESS = re.compile(r"looks like it: --[a-z-]+-column (.+)$")
+
+
+class _ColumnArguments:
+    """Adds to the command line's message for missing columns the keyword arguments that name
+    them from Python (``--text-column body`` is ``text_column="body"``)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if not isinstance(error, InputError) or "required column(s) missing" not in str(error):
+            return
+        message = str(error)
+        named: dict[str, str] = {}
+        for line in message.splitlines():
+            if not line.strip().startswith("no column"):
+                continue
+            flag, guess = _FLAG.search(line), _GUESS.search(line)
+            if flag:
+                named[flag.group(1).replace("-", "_") + "_column"] = (
+                    f'"{guess.group(1)}"' if guess else "…")
+        if named:
+            hint = ", ".join(f"{k}={v}" for k, v in named.items())
+            error.args = (f"{message}\n  from Python: import_articles(…, {hint})",)
+
+
 def import_articles(
     source: Any,
     out: PathLike,
@@ -314,7 +345,7 @@ def import_articles(
             f"polars, pandas >= 2.2 with pyarrow), not {type(source).__name__}"
         )
     out = _path(out, "out")
-    with Shown(progress) as callback:
+    with Shown(progress) as callback, _ColumnArguments():
         summary = _epimine.import_articles(
             out,
             job=_optional_path(job, "job"),

@@ -25,7 +25,15 @@ def test_a_missing_column_names_the_table_and_the_setting(articles, tmp_path):
     assert message.startswith("pyarrow Table: 1 required column(s) missing:"), message
     assert "no column `text` (name it with --text-column" in message, message
     assert "`key_event`, `id`, `published`, `title`" in message, message
+    assert message.endswith("from Python: import_articles(…, text_column=…)"), message
     assert not (tmp_path / "c").exists()
+    # Columns that look like the ones meant are named as the keyword arguments that take them.
+    other = articles.rename_columns(["event", "url", "published", "title", "body"])
+    with pytest.raises(epimine.InputError) as e:
+        epimine.import_articles(other, tmp_path / "c", progress=False)
+    assert str(e.value).endswith(
+        'from Python: import_articles(…, key_event_column="event", id_column="url", '
+        'text_column="body")'), str(e.value)
     # Named, the column is found.
     renamed = articles.rename_columns(["key_event", "id", "published", "title", "body"])
     corpus = epimine.import_articles(renamed, tmp_path / "c", text_column="body", progress=False)
