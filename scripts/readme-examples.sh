@@ -2,8 +2,12 @@
 # Runs every ```sh block of README.md as written (but `scripts/test.sh`, which is CI itself), one
 # command at a time, in a scratch folder target/readme-examples/work whose ../shared is the
 # development data beside the checkout (or $EPIMINE_SHARED) and whose examples/ is the
-# checkout's. `cargo` there is the real cargo, pointed at this checkout's Cargo.toml. Fails on the first command that fails, naming it.
-# Cost: a release build, the demo (about a minute) and a development-set run (about two).
+# checkout's. `cargo` there is the real cargo, pointed at this checkout's Cargo.toml. Then every
+# ```python block, each as one script in the same folder, with the package installed from the
+# checkout (`pip install`, a release build by maturin) and polars in a venv of their own. Fails
+# on the first command that fails, naming it.
+# Cost: a release build, the demo (about a minute) and a development-set run (about two); the
+# package's release build and another development-set run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${EPIMINE_SHARED:-$root/../shared}"
@@ -34,4 +38,25 @@ for cmd in "${commands[@]}"; do
     echo "   ($(( $(date +%s) - start )) s)"
     n=$((n + 1))
 done
-echo "== $n README commands ran as written"
+# The python blocks, one file each.
+awk -v dir="$base" '/^```python$/{on=1; n++; next} /^```$/{on=0} on {print > (dir "/block-" n ".py")}' "$root/README.md"
+blocks=("$base"/block-*.py)
+if [ -e "${blocks[0]}" ]; then
+    echo "== pip install (the package, from $root) and polars into $base/venv"
+    start=$(date +%s)
+    python3 -m venv "$base/venv"
+    "$base/venv/bin/pip" install -q --disable-pip-version-check "$root" polars
+    echo "   ($(( $(date +%s) - start )) s)"
+    for block in "${blocks[@]}"; do
+        echo "== python $(basename "$block")"
+        cat "$block"
+        start=$(date +%s)
+        if ! "$base/venv/bin/python" "$block"; then
+            echo "README example failed: the python block $(basename "$block")" >&2
+            exit 1
+        fi
+        echo "   ($(( $(date +%s) - start )) s)"
+        n=$((n + 1))
+    done
+fi
+echo "== $n README commands and blocks ran as written"

@@ -2,8 +2,9 @@
 # The project's test command (README, .ci/run): format and lint checks, then every test, with a
 # real S3-protocol server on 127.0.0.1 for the s3:// backend, a real one-machine Slurm for the
 # launcher test (sbatch + srun -n 2), the real all-MiniLM-L6-v2 fetched into the model cache for
-# its parity test, Debian's chromium for the HTML report's browser test, and a build of the CUDA
-# feature. Needs cargo, python3, curl and root with
+# its parity test, Debian's chromium for the HTML report's browser test, the Python package's
+# tests (scripts/python-tests.sh: its build and venv in target/), and a build of the CUDA
+# feature. Needs cargo, python3 (>= 3.11, with venv), curl and root with
 # apt-get, and the network for the S3 server, Slurm and the model on first use (the S3 server
 # is installed from PyPI into target/; Slurm, munge and chromium from Debian with apt-get, configured in
 # target/slurm/; the model goes to $EPIMINE_MODELS or ~/.cache/epimine/models).
@@ -50,8 +51,9 @@ echo "   Chromium ready in $(( $(date +%s) - chromium_start )) s"
 # tests/recipes.rs reads the Kubernetes manifests with PyYAML.
 python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 
-echo "== cargo clippy --all-targets -- -D warnings"
+echo "== cargo clippy --all-targets -- -D warnings (the library, then the Python package's crate)"
 cargo clippy --all-targets -- -D warnings
+cargo clippy -p epimine-python --all-targets -- -D warnings
 
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
 cargo run --quiet -- models fetch
@@ -60,6 +62,12 @@ export EPIMINE_REQUIRE_MINILM=1
 echo "== cargo test"
 cargo test --all-targets
 cargo test --doc
+
+# Right after the tests: its dev-profile build reuses what they compiled in target/debug.
+echo "== the Python package: maturin build and pytest (scripts/python-tests.sh)"
+python_start=$(date +%s)
+scripts/python-tests.sh
+echo "   Python package built and tested in $(( $(date +%s) - python_start )) s"
 
 # The CUDA build needs no download and no CUDA toolkit (burn 0.21: cubecl 0.10 loads libcuda
 # at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small.

@@ -3,7 +3,7 @@
 //! Modules, lowest first (each imports only modules before it in this list):
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
 //!   disk or S3, [`text`] tokenizes, [`keys`] shards every exchange, [`progress`] shows progress,
-//!   [`cluster`] is the layout of processes and workers;
+//!   [`cluster`] is the layout of processes and workers, [`message`] how an error reads;
 //! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
 //!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
 //!   and sentence encoders (ALGORITHM.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
@@ -34,6 +34,7 @@ pub mod job;
 pub mod keys;
 pub mod lineage;
 pub mod llm;
+pub mod message;
 pub mod progress;
 pub mod report;
 pub mod run;

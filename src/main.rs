@@ -578,27 +578,8 @@ fn main() -> std::process::ExitCode {
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),
         Err(e) => {
             epimine::storage::remove_empty_folders(&created);
-            eprintln!("error: {}", one_line(&e));
+            eprintln!("error: {}", epimine::message::one_line(e.as_ref()));
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// An error and its causes as one line, each cause said once: the library's errors already
-/// name their cause in their own text (with the cause a user can act on first), so a source
-/// whose text is already in the line is left out, as are empty ones.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        let text = text.trim().trim_end_matches(':').trim_end();
-        if text.is_empty() || line.contains(text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(text);
-    }
-    line
 }

@@ -100,6 +100,19 @@ pub enum StorageError {
     },
 }
 
+impl StorageError {
+    /// Whether the object or file asked for is not there (what the user named is wrong, not
+    /// the store): the Python package raises `InputError` for it.
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            StorageError::Store { source, .. } => {
+                matches!(source, object_store::Error::NotFound { .. })
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Turns an object store error into one line that names the cause a user can act on (missing
 /// bucket, refused credentials, no space, no permission, no such file), then the store's own
 /// words.

@@ -60,6 +60,15 @@ fn csv_text(rows: &[Row]) -> String {
 }
 
 fn write_parquet(path: &Path, rows: &[Row]) {
+    let batch = batch(rows);
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The rows as one Arrow record batch (published as a UTC timestamp).
+fn batch(rows: &[Row]) -> RecordBatch {
     let secs: Vec<i64> = rows
         .iter()
         .map(|r| epimine::import::articles::parse_time(r.2).unwrap())
@@ -84,11 +93,7 @@ fn write_parquet(path: &Path, rows: &[Row]) {
             rows.iter().map(|r| r.4.as_str()),
         )),
     ];
-    let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    RecordBatch::try_new(schema, cols).unwrap()
 }
 
 fn import(input: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
@@ -192,6 +197,90 @@ fn every_format_and_row_order_gives_the_same_corpus() {
     assert!(b
         .iter()
         .all(|s| s.text.chars().count() <= 540 && s.text.ends_with('.')));
+}
+
+#[test]
+fn a_table_in_memory_gives_the_corpus_of_its_parquet_file_and_is_named_in_errors() {
+    use epimine::import::articles::{self, ArticleTable, ImportConfig, OnError};
+    let dir = scratch();
+    let rows = articles();
+    write_parquet(&dir.path().join("a.parquet"), &rows);
+    let from_file = dir.path().join("from-file");
+    let result = import(&dir.path().join("a.parquet"), &from_file, &[]);
+    assert!(result.status.success(), "{result:?}");
+    // The same rows handed over in memory (as the Python package hands a DataFrame), split
+    // into two batches.
+    let whole = batch(&rows);
+    let table = |batch: &RecordBatch| ArticleTable {
+        name: "polars DataFrame".into(),
+        schema: batch.schema(),
+        batches: vec![batch.slice(0, 2), batch.slice(2, batch.num_rows() - 2)],
+    };
+    let from_table = dir.path().join("from-table");
+    let out = Location::parse(s(&from_table), true).unwrap();
+    let imported = block_on(articles::import_table(
+        &table(&whole),
+        &out,
+        &ImportConfig::default(),
+    ))
+    .unwrap();
+    assert_eq!((imported.files, imported.rows), (1, rows.len()));
+    assert_eq!(
+        std::fs::read(from_table.join("segments.parquet")).unwrap(),
+        std::fs::read(from_file.join("segments.parquet")).unwrap(),
+        "a table and its Parquet file give different corpora"
+    );
+
+    // A bad row (no text) is named by the table's name, row (from 1, across batches) and
+    // column; with `skip`, `rejected` names it the same way.
+    let mut bad = rows.clone();
+    bad[3].4 = String::new();
+    let bad = batch(&bad);
+    let failed = block_on(articles::import_table(
+        &table(&bad),
+        &Location::parse(s(&dir.path().join("failed")), true).unwrap(),
+        &ImportConfig::default(),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        failed.contains("polars DataFrame: row 4, column `text`"),
+        "{failed}"
+    );
+    assert!(!dir.path().join("failed/segments.parquet").exists());
+    let skip = ImportConfig {
+        on_error: OnError::Skip,
+        ..Default::default()
+    };
+    let skipped = block_on(articles::import_table(
+        &table(&bad),
+        &Location::parse(s(&dir.path().join("skipped")), true).unwrap(),
+        &skip,
+    ))
+    .unwrap();
+    assert_eq!(skipped.rejected.len(), 1);
+    let r = &skipped.rejected[0];
+    assert_eq!(
+        (r.file.as_str(), r.row, r.column.as_deref()),
+        ("polars DataFrame", 4, Some("text"))
+    );
+    assert!(r.record.as_deref().unwrap().contains("Syndicated"), "{r:?}");
+
+    // A missing column is named with the table.
+    let no_text = whole.project(&[0, 1, 2, 3]).unwrap();
+    let missing = block_on(articles::import_table(
+        &table(&no_text),
+        &Location::parse(s(&dir.path().join("missing")), true).unwrap(),
+        &ImportConfig::default(),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        missing.starts_with("polars DataFrame: 1 required column(s) missing:")
+            && missing.contains("no column `text` (name it with --text-column")
+            && missing.contains("`key_event`, `id`, `published`, `title`"),
+        "{missing}"
+    );
 }
 
 #[test]
@@ -556,6 +645,7 @@ fn an_import_writes_a_whole_corpus_and_leaves_no_stale_labels() {
         "{}",
         String::from_utf8_lossy(&result.stderr)
     );
+    // (boilerplate.parquet: what the import dropped as boilerplate, written by every import.)
     assert_eq!(
         files_in(&corpus),
         vec![

@@ -6,10 +6,14 @@
 //! each other process reports its bars' counts to process 0 twice a second over a side line
 //! ([`report_to`]; [`crate::cluster::SideLines`]), and process 0's bars add them
 //! ([`Remote`], [`Bar::start_summed`]), so its log counts the whole run.
+//!
+//! A program that embeds the library (the Python package) may [`observe`] every stage and bar
+//! instead of the terminal drawing them: it is told each start, count, message and end
+//! ([`Update`]), and draws them its own way (a notebook's bars); the log lines stay as they are.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -19,10 +23,82 @@ mod steps;
 pub use remote::{report_to, Remote, Reporter, SILENT_FOR};
 pub use steps::Steps;
 
+/// What an [`Observer`] is told about a stage or a bar, each known by an `id` unique in the
+/// process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update<'a> {
+    /// A stage (`total`: `None`) or a bar of `total` steps started.
+    Started {
+        /// The stage or bar.
+        id: u64,
+        /// What it does, e.g. `statistics dataflow` or `events (2 worker(s), 1 wave(s))`.
+        name: &'a str,
+        /// Steps to do (a bar); `None` for a stage.
+        total: Option<u64>,
+    },
+    /// A bar's steps done and to do (the total may grow as workers add their shares).
+    Counted {
+        /// The bar.
+        id: u64,
+        /// Steps done.
+        done: u64,
+        /// Steps to do.
+        total: u64,
+    },
+    /// What a bar is working on (a key event, a stage inside it).
+    Message {
+        /// The bar.
+        id: u64,
+        /// The message.
+        message: &'a str,
+    },
+    /// The stage or bar ended, with its summary.
+    Finished {
+        /// The stage or bar.
+        id: u64,
+        /// E.g. `1200 terms of 4 events` or `4 of 4`.
+        summary: &'a str,
+    },
+}
+
+/// Told about every stage and bar started while it is set ([`observe`]); called from the
+/// worker threads, so it should only record what it is told.
+pub trait Observer: Send + Sync {
+    /// One update.
+    fn update(&self, update: Update<'_>);
+}
+
+fn observer_slot() -> &'static RwLock<Option<Arc<dyn Observer>>> {
+    static OBSERVER: OnceLock<RwLock<Option<Arc<dyn Observer>>>> = OnceLock::new();
+    OBSERVER.get_or_init(|| RwLock::new(None))
+}
+
+/// Sends the progress of every stage and bar started from now on to `observer` instead of
+/// drawing it on the terminal (`None`: back to the terminal). Process-wide.
+pub fn observe(observer: Option<Arc<dyn Observer>>) {
+    *observer_slot().write().unwrap_or_else(|e| e.into_inner()) = observer;
+}
+
+/// The observer set now, and a fresh id for what starts.
+fn observed() -> Option<(Arc<dyn Observer>, u64)> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let observer = observer_slot()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()?;
+    Some((observer, NEXT.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// Whether a bar or spinner is drawn on the terminal: stderr is one and no [`Observer`] is set.
+fn draws(observer: &Option<(Arc<dyn Observer>, u64)>) -> bool {
+    observer.is_none() && std::io::stderr().is_terminal()
+}
+
 /// One running stage. Finishing (or dropping) it logs how long it took.
 pub struct Stage {
     name: String,
     bar: Option<ProgressBar>,
+    observer: Option<(Arc<dyn Observer>, u64)>,
     started: Instant,
     done: bool,
 }
@@ -30,7 +106,15 @@ pub struct Stage {
 impl Stage {
     /// Starts a stage named `name`.
     pub fn start(name: &str) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let observer = observed();
+        if let Some((o, id)) = &observer {
+            o.update(Update::Started {
+                id: *id,
+                name,
+                total: None,
+            });
+        }
+        let bar = draws(&observer).then(|| {
             let bar = multi().add(ProgressBar::new_spinner());
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
@@ -46,6 +130,7 @@ impl Stage {
         Self {
             name: name.to_string(),
             bar,
+            observer,
             started: Instant::now(),
             done: false,
         }
@@ -64,6 +149,9 @@ impl Stage {
         let secs = self.started.elapsed().as_secs_f64();
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+        if let Some((o, id)) = &self.observer {
+            o.update(Update::Finished { id: *id, summary });
         }
         tracing::info!("{}: {summary} ({secs:.1} s)", self.name);
     }
@@ -138,6 +226,7 @@ impl Counts {
 pub struct Bar {
     counts: Arc<Counts>,
     bar: Option<ProgressBar>,
+    observer: Option<(Arc<dyn Observer>, u64)>,
     /// Dropped at the end, which stops the log ticker.
     ticker: Mutex<Option<mpsc::Sender<()>>>,
     finished: AtomicBool,
@@ -160,7 +249,15 @@ impl Bar {
             started: Instant::now(),
             remote,
         });
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let observer = observed();
+        if let Some((o, id)) = &observer {
+            o.update(Update::Started {
+                id: *id,
+                name,
+                total: Some(total),
+            });
+        }
+        let bar = draws(&observer).then(|| {
             let bar = multi().add(ProgressBar::new(total));
             bar.set_style(
                 ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} [{elapsed}]")
@@ -171,8 +268,8 @@ impl Bar {
             bar
         });
         // Off a terminal, a log line every few seconds; on one, a bar that counts other
-        // processes is redrawn from their reports.
-        let ticker = if bar.is_none() || summed {
+        // processes is redrawn from their reports. An observer is told at each step.
+        let ticker = if (bar.is_none() && observer.is_none()) || summed {
             let (stop, stopped) = mpsc::channel::<()>();
             let (every, drawn) = match &bar {
                 Some(bar) => (Duration::from_millis(250), Some(bar.clone())),
@@ -204,6 +301,7 @@ impl Bar {
         Self {
             counts,
             bar,
+            observer,
             ticker: Mutex::new(ticker),
             finished: AtomicBool::new(false),
         }
@@ -218,18 +316,34 @@ impl Bar {
                 None => bar.inc_length(n),
             }
         }
+        self.tell_counts();
     }
 
-    /// Whether the bar is drawn on a terminal (otherwise it logs).
+    /// Whether the bar is drawn (on a terminal, or by an [`Observer`]); otherwise it logs.
     pub fn is_drawn(&self) -> bool {
-        self.bar.is_some()
+        self.bar.is_some() || self.observer.is_some()
     }
 
     /// Shows what is being worked on.
     pub fn set_message(&self, message: &str) {
+        if let Some((o, id)) = &self.observer {
+            o.update(Update::Message { id: *id, message });
+        }
         match &self.bar {
             Some(bar) => bar.set_message(message.to_string()),
             None => tracing::debug!("{}: {message}", self.counts.name),
+        }
+    }
+
+    /// Tells the observer (when one is set) the counts now.
+    fn tell_counts(&self) {
+        if let Some((o, id)) = &self.observer {
+            let (done, total) = self.counts.sums();
+            o.update(Update::Counted {
+                id: *id,
+                done,
+                total,
+            });
         }
     }
 
@@ -250,6 +364,7 @@ impl Bar {
                 None => bar.inc(n),
             }
         }
+        self.tell_counts();
     }
 
     /// This process's steps done and to do (not the other processes').
@@ -272,6 +387,12 @@ impl Bar {
             bar.finish_and_clear();
         }
         let (done, total) = self.counts.sums();
+        if let Some((o, id)) = &self.observer {
+            o.update(Update::Finished {
+                id: *id,
+                summary: &format!("{done} of {total}"),
+            });
+        }
         tracing::info!(
             "{}: {done} of {total} ({:.1} s)",
             self.counts.name,
@@ -282,6 +403,65 @@ impl Bar {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Records what it is told.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Observer for Recorder {
+        fn update(&self, update: Update<'_>) {
+            let line = match update {
+                Update::Started { name, total, .. } => format!("start {name} {total:?}"),
+                Update::Counted { done, total, .. } => format!("count {done}/{total}"),
+                Update::Message { message, .. } => format!("message {message}"),
+                Update::Finished { summary, .. } => format!("end {summary}"),
+            };
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    #[test]
+    fn an_observer_is_told_every_start_count_message_and_end() {
+        let recorder = Arc::new(Recorder::default());
+        observe(Some(recorder.clone()));
+        let stage = Stage::start("observed stage");
+        stage.finish("3 things");
+        let bar = Bar::start("observed bar", 2);
+        assert!(bar.is_drawn(), "an observed bar counts as drawn");
+        bar.add_total(1);
+        bar.set_message("event a");
+        bar.inc();
+        bar.inc_by(2);
+        bar.finish();
+        observe(None);
+        let after = Bar::start("not observed", 1);
+        after.finish();
+        // Other tests of this process may start bars meanwhile: keep the lines of ours.
+        let lines = recorder.0.lock().unwrap().clone();
+        let ours: Vec<&str> = lines
+            .iter()
+            .map(String::as_str)
+            .filter(|l| !l.starts_with("start") || l.contains("observed"))
+            .collect();
+        for expected in [
+            "start observed stage None",
+            "end 3 things",
+            "start observed bar Some(2)",
+            "count 0/3",
+            "message event a",
+            "count 1/3",
+            "count 3/3",
+            "end 3 of 3",
+        ] {
+            assert!(ours.contains(&expected), "{expected} missing from {ours:?}");
+        }
+        assert!(!lines.iter().any(|l| l.contains("not observed")));
+    }
+}
+
+#[cfg(test)]
+mod stage_tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 

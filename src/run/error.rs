@@ -54,4 +54,7 @@ pub enum RunError {
     /// A checkpoint needed for the final tables could not be read.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    /// The run was stopped by its [`super::Interrupt`] (the `--out` it wrote into).
+    #[error("the run was interrupted: nothing was committed in {0}; the checkpoints of the events done are kept there, so the same run again resumes from them")]
+    Interrupted(String),
 }

@@ -247,8 +247,8 @@ fn compute_wave(
     bar: &crate::progress::Bar,
 ) {
     for (event, (fingerprint, decision)) in now {
-        if ctx.shared.failed() {
-            // The run stops at its first failure: nothing more is computed.
+        if ctx.shared.stopped() {
+            // The run stops at its first failure or when interrupted: nothing more is computed.
             break;
         }
         bar.set_message(&event);

@@ -225,16 +225,28 @@ fn ask_from_worker0(
     let (0, Some(client)) = (ctx.index, &ctx.shared.llm) else {
         return (Vec::new(), context);
     };
-    if ctx.shared.failed() {
+    if ctx.shared.stopped() {
         return (Vec::new(), context);
     }
     let prompts: Vec<(String, Vec<Vec<String>>)> = reports
         .iter_mut()
         .filter_map(|(e, r)| Some((e.clone(), r.prompt.take()?)))
         .collect();
-    let asked = ctx
-        .runtime
-        .block_on(ask_llm(client, &ctx.job().llm, &prompts));
+    // Stopped (the requests in flight dropped) when the run is interrupted.
+    let stopped = async {
+        while !ctx.shared.interrupted() {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    let asked = ctx.runtime.block_on(async {
+        tokio::select! {
+            asked = ask_llm(client, &ctx.job().llm, &prompts) => Some(asked),
+            () = stopped => None,
+        }
+    });
+    let Some(asked) = asked else {
+        return (Vec::new(), context);
+    };
     context = (asked.context_tokens, asked.cut);
     let mut by_event: BTreeMap<String, Vec<TrialAnswer>> = BTreeMap::new();
     for ((event, trial), answer) in asked.answers {

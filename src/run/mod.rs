@@ -10,7 +10,8 @@
 //! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
 //! send each other is in [`exchange`] (the rows of an event in [`outputs`]), the encoder cache in
 //! `cache`, `run.json` in [`report`] and the errors in [`error`]; what every worker shares is in
-//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`;
+//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`,
+//! the flag that stops a run from outside (the Python package's Ctrl-C) in [`interrupt`];
 //! what the processes of a job must agree on in [`identity`], and the lock that keeps one run
 //! per `--out` in [`lock`].
 //!
@@ -30,6 +31,7 @@ mod exchange;
 mod fault;
 pub mod history;
 pub mod identity;
+pub mod interrupt;
 pub mod kept;
 mod layout;
 mod llm;
@@ -50,6 +52,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub use error::RunError;
+pub use interrupt::Interrupt;
 pub use outputs::Outputs;
 pub use report::*;
 
@@ -203,36 +206,18 @@ fn prepare(
     })
 }
 
-/// The statistics dataflow, then the per-event stages on the workers owning the events
-/// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
-/// written). `None` outside process 0.
-fn distributed(
-    job: &Job,
-    inputs: Inputs,
-    terms_only: bool,
-    out: Option<Location>,
-    fresh: bool,
-    cluster: &Cluster,
-) -> Result<Option<Distributed>, RunError> {
-    let mut stages: Vec<StageTime> = Vec::new();
-    let mut timed = |name: &str, started: Instant| {
-        stages.push(StageTime {
-            stage: name.into(),
-            seconds: started.elapsed().as_secs_f64(),
-        })
-    };
-    let Inputs {
-        bg,
-        models,
-        llm_client,
-    } = inputs;
+/// This process's shares of the terms, by worker and event.
+type Shares = BTreeMap<usize, BTreeMap<String, Vec<crate::tables::Term>>>;
 
-    // The statistics dataflow.
-    let started = Instant::now();
+/// The statistics dataflow: each event's terms on one worker (never all of them in one
+/// process), sent on to the event's owner by the per-event computation.
+fn statistics(
+    job: &Job,
+    bg: background::Background,
+    cluster: &Cluster,
+) -> Result<Shares, RunError> {
     fault("statistics", 1);
     let stage = Stage::start("statistics dataflow");
-    // Each event's terms on one worker (never all of them in one process), sent on to the
-    // event's owner by the per-event computation.
     let shares = stats::compute_by_event(
         &[Round {
             corpus: job.corpus.clone(),
@@ -251,7 +236,40 @@ fn distributed(
     stage.finish(&format!(
         "{terms} terms of {events} events in this process's share"
     ));
+    Ok(shares)
+}
+
+/// The statistics dataflow, then the per-event stages on the workers owning the events
+/// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
+/// written). `None` outside process 0.
+fn distributed(
+    job: &Job,
+    inputs: Inputs,
+    terms_only: bool,
+    out: Option<Location>,
+    fresh: bool,
+    cluster: &Cluster,
+    interrupt: &Interrupt,
+) -> Result<Option<Distributed>, RunError> {
+    let mut stages: Vec<StageTime> = Vec::new();
+    let mut timed = |name: &str, started: Instant| {
+        stages.push(StageTime {
+            stage: name.into(),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    };
+    let Inputs {
+        bg,
+        models,
+        llm_client,
+    } = inputs;
+
+    let started = Instant::now();
+    let shares = statistics(job, bg, cluster)?;
     timed("statistics", started);
+    if interrupt.is_set() {
+        return Err(interrupted(job));
+    }
 
     // Every process: the model.
     let started = Instant::now();
@@ -280,6 +298,7 @@ fn distributed(
         errors: Mutex::new(Vec::new()),
         progress: progress::Progress::new(cluster),
         pool,
+        interrupt: interrupt.clone(),
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::cluster::execute_with_side_lines(
@@ -288,6 +307,9 @@ fn distributed(
         move |worker| event::event_worker(worker, &worker_shared),
     );
     shared.progress.finish();
+    if interrupt.is_set() {
+        return Err(interrupted(job));
+    }
     let results = results?;
     let gathered = results.into_iter().flatten().next();
     if let Some(e) = shared.errors.lock().expect("error list").first() {
@@ -313,6 +335,22 @@ pub fn run(job: &Job) -> Result<Option<RunOutcome>, RunError> {
 
 /// [`run`] with options.
 pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, RunError> {
+    run_interruptible(job, options, &Interrupt::new())
+}
+
+/// The error of a run stopped by its [`Interrupt`].
+fn interrupted(job: &Job) -> RunError {
+    RunError::Interrupted(job.out.clone())
+}
+
+/// [`run_with`], stopped when `interrupt` is raised: the workers stop at the next event or
+/// encoding batch, nothing more is written, the lock is given back and the run ends with
+/// [`RunError::Interrupted`]; run it again to resume from its checkpoints.
+pub fn run_interruptible(
+    job: &Job,
+    options: &RunOptions,
+    interrupt: &Interrupt,
+) -> Result<Option<RunOutcome>, RunError> {
     job.validate()?;
     for warning in job.warnings() {
         tracing::warn!("{warning}");
@@ -346,6 +384,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
         Some(out.clone()),
         options.fresh,
         &cluster,
+        interrupt,
     )?
     else {
         return Ok(None);
@@ -450,7 +489,8 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .with_job(runtime.block_on(identity::job_fingerprint("stats", job, false)));
     cluster.preflight()?;
     let inputs = prepare(job, &runtime, true, &cluster)?;
-    let Some(done) = distributed(job, inputs, true, None, false, &cluster)? else {
+    let Some(done) = distributed(job, inputs, true, None, false, &cluster, &Interrupt::new())?
+    else {
         return Ok(None);
     };
     let mut output = stats::StatsOutput::default();

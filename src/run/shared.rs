@@ -41,14 +41,27 @@ pub(super) struct Shared {
     /// worker runs its event's stages in this pool, so that while fewer events than workers
     /// remain (one big event, the end of a run) the idle workers' cores work on them.
     pub(super) pool: rayon::ThreadPool,
+    /// Raised to stop the run ([`super::interrupt::Interrupt`]).
+    pub(super) interrupt: super::interrupt::Interrupt,
 }
 
 impl Shared {
+    /// Whether the run was asked to stop: from then on the workers compute and write nothing
+    /// more (they still take part in every exchange, so none waits for another).
+    pub(super) fn interrupted(&self) -> bool {
+        self.interrupt.is_set()
+    }
+
     /// Whether some worker of this process recorded an error that fails the run (a storage
     /// failure, the encoder, the corpus): from then on the workers do no more work and write
     /// nothing, so the run stops at its first failure and a failure never replaces a good
     /// checkpoint.
     pub(super) fn failed(&self) -> bool {
         !self.errors.lock().expect("error list").is_empty()
+    }
+
+    /// Whether the workers stop: the run was interrupted or has failed.
+    pub(super) fn stopped(&self) -> bool {
+        self.interrupted() || self.failed()
     }
 }

@@ -144,8 +144,10 @@ pub(super) fn encode_units(
     };
     step(units.len() - misses.len());
     let encode = |group: &[usize]| -> Result<Vec<UnitEncoding>, String> {
-        // Nothing more once the run has failed.
-        let encoders = encoders.filter(|_| !shared.failed()).ok_or("not encoded")?;
+        // Nothing more once the run has failed or was interrupted.
+        let encoders = encoders
+            .filter(|_| !shared.stopped())
+            .ok_or("not encoded")?;
         let encoder = &encoders.words;
         let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
         let mut results = encoder

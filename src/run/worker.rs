@@ -56,6 +56,15 @@ impl<'a> Ctx<'a> {
         let Some(out) = &self.shared.out else {
             return;
         };
+        if self.shared.interrupted() {
+            // What an event holds after the run was stopped (an LLM round cut short) is not
+            // written: a resumed run computes it.
+            tracing::debug!(
+                "not writing the checkpoint of {}: the run was interrupted",
+                status.key_event
+            );
+            return;
+        }
         if self.shared.failed() {
             // The run has failed (the encoder, the corpus, storage): what this event holds is
             // not written over whatever checkpoint it had.

@@ -4,6 +4,8 @@
 //! - Input: one file, or every file whose name starts with a prefix (`data/feed-` or
 //!   `s3://bucket/feeds/2024-`; a folder means every file in it), local or on S3. The format
 //!   comes from each file's extension (`.parquet`/`.pq`, `.jsonl`/`.ndjson`/`.json`, `.csv`).
+//!   Or an Arrow table in memory ([`import_table`]: the Python package's pandas, polars or
+//!   pyarrow tables), read as a Parquet file is.
 //! - Columns are named by [`Columns`] (flags or the job's `[import]` section). `published`:
 //!   ISO 8601 (a date, or a date-time with an offset or `Z`; without one it is read as UTC), or
 //!   Unix seconds (an integer, or a string of digits); in Parquet also a timestamp or date column.
@@ -38,14 +40,14 @@ pub use columns::Absent;
 pub use config::{Columns, ImportConfig, OnError};
 pub use error::{ArticlesError, RowError};
 pub use order::ArticleSummary;
-pub use read::input_files;
+pub use read::{input_files, ArticleTable};
 
 use std::collections::{HashMap, HashSet};
 
 use crate::storage::Location;
 use crate::tables::{Boilerplate, Rejected, Segment, Table};
 use check::bad_rows;
-use order::{cut_articles, fill_records, order_event, Collected};
+use order::{cut_articles, fill_records, fill_table_records, order_event, Collected};
 use read::format_of;
 
 /// The outcome of an import.
@@ -68,6 +70,14 @@ pub struct ArticlesImport {
     pub boilerplate: Vec<Boilerplate>,
     /// The columns read: (field, column), in field order.
     pub read: Vec<(&'static str, String)>,
+}
+
+/// Where an import's articles come from.
+enum Input<'a> {
+    /// Files under a location.
+    Files(Location, Vec<String>),
+    /// A table in memory.
+    Table(&'a ArticleTable),
 }
 
 /// `epimine import --articles`: reads `spec`, writes `segments.parquet` (and, with
@@ -145,12 +155,43 @@ async fn import_into(
             return Err(ArticlesError::UnknownFormat(loc.display_child(name)));
         }
     }
-    let stage =
-        crate::progress::Stage::start(&format!("reading and cutting {} file(s)", names.len()));
+    import_from(Input::Files(loc, names), spec, out, config, existing).await
+}
+
+/// [`import`] of an Arrow table in memory: the same checks, order, cut and outputs.
+pub async fn import_table(
+    table: &ArticleTable,
+    out: &Location,
+    config: &ImportConfig,
+) -> Result<ArticlesImport, ArticlesError> {
+    config.segment.validate().map_err(ArticlesError::Settings)?;
+    crate::corpus::check_import_out(out).await?;
+    import_from(Input::Table(table), &table.name, out, config, None).await
+}
+
+/// The import of `input` (`spec`: what the user named); `existing`: what the corpus holds when
+/// appending to it.
+async fn import_from(
+    input: Input<'_>,
+    spec: &str,
+    out: &Location,
+    config: &ImportConfig,
+    existing: Option<Existing>,
+) -> Result<ArticlesImport, ArticlesError> {
+    let (files, reading) = match &input {
+        Input::Files(_, names) => (names.len(), format!("{} file(s)", names.len())),
+        Input::Table(table) => (1, table.name.clone()),
+    };
+    let stage = crate::progress::Stage::start(&format!("reading and cutting {reading}"));
     let mut c = Collected::default();
-    for name in &names {
-        let data = loc.get(name).await?;
-        c.add_file(&loc.display_child(name), &data, config)?;
+    match &input {
+        Input::Files(loc, names) => {
+            for name in names {
+                let data = loc.get(name).await?;
+                c.add_file(&loc.display_child(name), &data, config)?;
+            }
+        }
+        Input::Table(table) => c.add_table(table, config)?,
     }
     // Every event ordered and de-duplicated first, so that `--on-error fail` lists every bad row
     // (duplicate ids included) before anything is cut or written.
@@ -177,14 +218,19 @@ async fn import_into(
     }
     if needs_record > 0 {
         let from = errors.len() - needs_record;
-        fill_records(&loc, &names, &mut errors[from..], config).await?;
+        match &input {
+            Input::Files(loc, names) => {
+                fill_records(loc, names, &mut errors[from..], config).await?;
+            }
+            Input::Table(table) => fill_table_records(table, &mut errors[from..], config)?,
+        }
     }
 
     let suffix = existing.as_ref().map_or("", |x| x.suffix.as_str());
     let named = |table: &str| format!("{table}{suffix}.parquet");
     let mut writer = out.table_writer_named::<Segment>(&named(Segment::NAME))?;
     let mut result = ArticlesImport {
-        files: names.len(),
+        files,
         rows: c.rows,
         absent,
         ..Default::default()

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::check::{check_row, Article};
 use super::config::ImportConfig;
 use super::error::{ArticlesError, RowError};
-use super::read::{column_names, read_file, unit_of, RawRow, FIELDS};
+use super::read::{column_names, read_file, read_table, unit_of, ArticleTable, RawRow, FIELDS};
 use crate::import::segment;
 use crate::storage::Location;
 use crate::tables::{Boilerplate, Segment};
@@ -47,10 +47,35 @@ impl Collected {
         data: &bytes::Bytes,
         config: &ImportConfig,
     ) -> Result<(), ArticlesError> {
-        let file_idx = self.files.len();
         let unit = unit_of(file)?;
+        self.add_rows(file, unit, config, &mut |sink| {
+            read_file(file, data, &config.columns, sink)
+        })
+    }
+
+    /// Reads and checks the rows of a table in memory, numbered as a Parquet file's.
+    pub(super) fn add_table(
+        &mut self,
+        table: &ArticleTable,
+        config: &ImportConfig,
+    ) -> Result<(), ArticlesError> {
+        let (file, schema) = (&table.name, &table.schema);
+        self.add_rows(file, "row", config, &mut |sink| {
+            read_table(file, schema, &table.batches, &config.columns, sink).map(|c| (Vec::new(), c))
+        })
+    }
+
+    /// Checks the rows `read` hands over (and takes the rows it could not read at all).
+    fn add_rows(
+        &mut self,
+        file: &str,
+        unit: &'static str,
+        config: &ImportConfig,
+        read: Reader<'_>,
+    ) -> Result<(), ArticlesError> {
+        let file_idx = self.files.len();
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
-        let (bad, file_columns) = read_file(file, data, &config.columns, &mut |row, cells| {
+        let (bad, file_columns) = read(&mut |row, cells| {
             *rows += 1;
             match check_row(file_idx, row, &cells) {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
@@ -81,6 +106,12 @@ impl Collected {
         Ok(())
     }
 }
+
+/// Reads one input's rows into a sink; returns the rows it could not read at all, and the
+/// input's columns.
+type Reader<'a> = &'a mut dyn FnMut(
+    &mut dyn FnMut(usize, RawRow),
+) -> Result<(Vec<RowError>, Vec<String>), ArticlesError>;
 
 /// One event's articles in the documented order, with rows of an id seen before (in that order)
 /// and duplicate texts left out: (kept, summary so far, rejected rows as (file, row) and why).
@@ -221,20 +252,40 @@ pub(super) async fn fill_records(
             continue;
         }
         let data = loc.get(name).await?;
-        let rows: HashSet<usize> = errors
-            .iter()
-            .filter(|e| e.file == file)
-            .map(|e| e.row)
-            .collect();
-        let mut wanted: HashMap<usize, String> = HashMap::new();
-        read_file(&file, &data, &config.columns, &mut |row, cells| {
-            if rows.contains(&row) {
-                wanted.insert(row, record_json(&cells));
-            }
+        fill_from(&file, errors, &mut |sink| {
+            read_file(&file, &data, &config.columns, sink)
         })?;
-        for e in errors.iter_mut().filter(|e| e.file == file) {
-            e.record = wanted.get(&e.row).cloned();
+    }
+    Ok(())
+}
+
+/// [`fill_records`] of a table in memory.
+pub(super) fn fill_table_records(
+    table: &ArticleTable,
+    errors: &mut [RowError],
+    config: &ImportConfig,
+) -> Result<(), ArticlesError> {
+    let (file, schema) = (&table.name, &table.schema);
+    fill_from(file, errors, &mut |sink| {
+        read_table(file, schema, &table.batches, &config.columns, sink).map(|c| (Vec::new(), c))
+    })
+}
+
+/// The records of `file`'s rows named in `errors`, from its rows as `read` hands them over.
+fn fill_from(file: &str, errors: &mut [RowError], read: Reader<'_>) -> Result<(), ArticlesError> {
+    let rows: HashSet<usize> = errors
+        .iter()
+        .filter(|e| e.file == file)
+        .map(|e| e.row)
+        .collect();
+    let mut wanted: HashMap<usize, String> = HashMap::new();
+    read(&mut |row, cells| {
+        if rows.contains(&row) {
+            wanted.insert(row, record_json(&cells));
         }
+    })?;
+    for e in errors.iter_mut().filter(|e| e.file == file) {
+        e.record = wanted.get(&e.row).cloned();
     }
     Ok(())
 }

@@ -10,11 +10,24 @@ use arrow_array::types::{
     UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, SchemaRef, TimeUnit};
 
 use super::config::Columns;
 use super::error::{ArticlesError, RowError};
 use crate::storage::Location;
+
+/// Articles already in memory as an Arrow table (the Python package hands over a pandas, polars
+/// or pyarrow table): read as a Parquet file's rows are, numbered from 1, with `name` where a
+/// file's name would be in messages and in `rejected` (e.g. `polars DataFrame`).
+#[derive(Debug, Clone)]
+pub struct ArticleTable {
+    /// What messages call the table.
+    pub name: String,
+    /// Its columns.
+    pub schema: SchemaRef,
+    /// Its rows.
+    pub batches: Vec<RecordBatch>,
+}
 
 /// One value of an input cell, before it is checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -340,19 +353,48 @@ pub(super) fn read_parquet(
         file: file.into(),
         reason: e.to_string(),
     };
-    let names = column_names(columns);
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(data)
         .map_err(unreadable)?;
     let schema = Arc::clone(builder.schema());
     let file_columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     required(file, &file_columns, columns)?;
     let reader = builder.build().map_err(unreadable)?;
-    let mut start = 0;
-    for batch in reader {
-        let batch: RecordBatch = batch.map_err(|e| ArticlesError::Unreadable {
+    let batches = reader.map(|batch| {
+        batch.map_err(|e| ArticlesError::Unreadable {
             file: file.into(),
             reason: e.to_string(),
-        })?;
+        })
+    });
+    read_batches(file, batches, columns, sink)?;
+    Ok(file_columns)
+}
+
+/// A table in memory (its record batches), read as a Parquet file is: rows numbered from 1;
+/// returns its columns.
+pub(super) fn read_table(
+    file: &str,
+    schema: &arrow_schema::Schema,
+    batches: &[RecordBatch],
+    columns: &Columns,
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<Vec<String>, ArticlesError> {
+    let file_columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    required(file, &file_columns, columns)?;
+    read_batches(file, batches.iter().cloned().map(Ok), columns, sink)?;
+    Ok(file_columns)
+}
+
+/// Hands the rows of record batches to `sink`, one batch at a time.
+fn read_batches(
+    file: &str,
+    batches: impl Iterator<Item = Result<RecordBatch, ArticlesError>>,
+    columns: &Columns,
+    sink: &mut dyn FnMut(usize, RawRow),
+) -> Result<(), ArticlesError> {
+    let names = column_names(columns);
+    let mut start = 0;
+    for batch in batches {
+        let batch = batch?;
         let mut cols: Vec<Vec<Cell>> = Vec::with_capacity(6);
         for (k, name) in names.iter().enumerate() {
             cols.push(match batch.column_by_name(name) {
@@ -367,5 +409,5 @@ pub(super) fn read_parquet(
         }
         start += batch.num_rows();
     }
-    Ok(file_columns)
+    Ok(())
 }

@@ -1,0 +1,369 @@
+//! The commands: each resolves its arguments with the CLI's own code (`epimine::cli`) and calls
+//! the library function the CLI calls (src/main.rs), on a thread of its own ([`call`]). What
+//! they return crosses as JSON (the same serialisation as `run.json` and `eval --json`), or as
+//! a [`Table`].
+
+use std::path::PathBuf;
+
+use epimine::cli;
+use epimine::import::articles::{self, ArticleTable, OnError};
+use epimine::report as html;
+use epimine::run as pipeline;
+use epimine::storage::{self, Location};
+use epimine::synth as synthetic;
+use epimine::{background, eval, import};
+use pyo3::prelude::*;
+use serde_json::json;
+
+use crate::call::{self, until_interrupted};
+use crate::errors::{Failure, Kind};
+use crate::table::{self, Table};
+
+/// A JSON value as text.
+fn text(value: serde_json::Value) -> Result<String, Failure> {
+    Ok(value.to_string())
+}
+
+/// Runs `work` on the output folder `out` as the binary does: a local folder it creates is
+/// removed again (when still empty) if the command fails.
+fn in_out<T>(out: &str, work: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    let created = storage::new_local_folders(out);
+    let result = work();
+    if result.is_err() {
+        storage::remove_empty_folders(&created);
+    }
+    result
+}
+
+/// `epimine import --articles`: `articles` (a file, a folder or a prefix) or `table` (an object
+/// with `__arrow_c_stream__`, called `table_name` in messages) into the corpus `out`. Returns
+/// the summary as JSON: `segments`, `files`, `rows`, `rejected`, `events` and `summary` (the
+/// CLI's table).
+#[pyfunction]
+#[pyo3(signature = (
+    out, *, articles=None, table=None, table_name=None, job=None, key_event_column=None,
+    id_column=None, published_column=None, title_column=None, text_column=None,
+    theme_column=None, on_error=None, target_chars=None, progress=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn import_articles(
+    py: Python<'_>,
+    out: String,
+    articles: Option<String>,
+    table: Option<Bound<'_, PyAny>>,
+    table_name: Option<String>,
+    job: Option<PathBuf>,
+    key_event_column: Option<String>,
+    id_column: Option<String>,
+    published_column: Option<String>,
+    title_column: Option<String>,
+    text_column: Option<String>,
+    theme_column: Option<String>,
+    on_error: Option<String>,
+    target_chars: Option<usize>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let on_error = match on_error.as_deref() {
+        None => None,
+        Some("fail") => Some(OnError::Fail),
+        Some("skip") => Some(OnError::Skip),
+        Some(other) => {
+            return Err(Failure::new(
+                Kind::Input,
+                format!("on_error: `{other}` is neither `fail` nor `skip`"),
+            )
+            .into_py(py))
+        }
+    };
+    let args = cli::ImportArgs {
+        dataset_dir: None,
+        articles: articles.clone(),
+        out: out.clone(),
+        job,
+        key_event_column,
+        id_column,
+        published_column,
+        title_column,
+        text_column,
+        theme_column,
+        on_error,
+        target_chars,
+    };
+    let config = args
+        .import_config()
+        .map_err(|e| Failure::from(e).into_py(py))?;
+    let table = match table {
+        Some(source) => {
+            let (schema, batches) = table::from_stream(&source)?;
+            Some(ArticleTable {
+                name: table_name.unwrap_or_else(|| "table".into()),
+                schema,
+                batches,
+            })
+        }
+        None => None,
+    };
+    call::blocking(py, progress, move |interrupt| {
+        in_out(&out, || {
+            until_interrupted(&interrupt, async {
+                let loc = Location::parse(&out, true)?;
+                let result = match (&table, &articles) {
+                    (Some(t), _) => articles::import_table(t, &loc, &config).await?,
+                    (None, Some(spec)) => articles::import(spec, &loc, &config).await?,
+                    (None, None) => {
+                        return Err(Failure::new(
+                            Kind::Input,
+                            "no articles: give a path or a table",
+                        ))
+                    }
+                };
+                text(json!({
+                    "segments": result.segments,
+                    "files": result.files,
+                    "rows": result.rows,
+                    "rejected": result.rejected.len(),
+                    "events": result.events,
+                    "summary": articles::format_summary(&result),
+                }))
+            })
+        })
+    })
+}
+
+/// `epimine import DATASET_DIR`: a dataset folder into the corpus `out`. Returns `events` and
+/// `summary` (the CLI's table) as JSON.
+#[pyfunction]
+#[pyo3(signature = (dataset_dir, out, *, progress=None))]
+pub(crate) fn import_dataset(
+    py: Python<'_>,
+    dataset_dir: String,
+    out: String,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    call::blocking(py, progress, move |interrupt| {
+        in_out(&out, || {
+            until_interrupted(&interrupt, async {
+                let src = Location::parse(&dataset_dir, false)?;
+                let loc = Location::parse(&out, true)?;
+                let events = import::import(&src, &loc).await?;
+                text(json!({
+                    "events": events,
+                    "summary": import::format_summary(&events),
+                }))
+            })
+        })
+    })
+}
+
+/// `epimine run`, in this process alone (`workers` threads): the job file, then the flags,
+/// then `sets` (`key=value`), resolved by the CLI's code. Returns `run.json`'s content and
+/// where the outputs are, as JSON (`{"out": …, "report": …}`).
+#[pyfunction]
+#[pyo3(signature = (
+    *, job=None, corpus=None, background=None, out=None, model=None, sets=Vec::new(),
+    workers=None, fresh=false, overwrite=false, progress=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    py: Python<'_>,
+    job: Option<PathBuf>,
+    corpus: Option<String>,
+    background: Option<String>,
+    out: Option<String>,
+    model: Option<String>,
+    sets: Vec<String>,
+    workers: Option<usize>,
+    fresh: bool,
+    overwrite: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let args = cli::RunArgs {
+        job,
+        corpus,
+        background,
+        out,
+        model,
+        sets,
+        fresh,
+        overwrite,
+        // One process: several are the CLI's (a launcher, a hostfile).
+        timely: cli::OptionalTimelyArgs {
+            workers,
+            processes: Some(1),
+            process: Some(0),
+            hostfile: None,
+        },
+    };
+    let job = args.job().map_err(|e| Failure::from(e).into_py(py))?;
+    let options = pipeline::RunOptions { fresh, overwrite };
+    // As the binary does before it encodes (process-wide: only once a run is asked for).
+    epimine::encoder::tune_allocator();
+    call::blocking(py, progress, move |interrupt| {
+        in_out(&job.out, || {
+            let outcome = pipeline::run_interruptible(&job, &options, &interrupt)?;
+            let outcome = outcome.ok_or_else(|| {
+                Failure::new(Kind::Other, "the run returned no outcome in process 0")
+            })?;
+            text(json!({"out": outcome.out, "report": outcome.report}))
+        })
+    })
+}
+
+/// `epimine eval --json`: the scores as JSON, plus `text` (the CLI's table).
+#[pyfunction]
+#[pyo3(signature = (corpus, run, k=eval::DEFAULT_K, *, progress=None))]
+pub(crate) fn evaluate(
+    py: Python<'_>,
+    corpus: String,
+    run: String,
+    k: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    call::blocking(py, progress, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let corpus = Location::parse(&corpus, false)?;
+            let run = Location::parse(&run, false)?;
+            let report = eval::eval(&corpus, &run, k).await?;
+            text(json!({"report": report, "text": eval::format_report(&report)}))
+        })
+    })
+}
+
+/// `epimine report`: the HTML page; returns what was written as JSON (`location`, `events`,
+/// `episodes`, `bytes`).
+#[pyfunction]
+#[pyo3(signature = (
+    run, corpus, out, *, top_segments=html::DEFAULT_TOP_SEGMENTS, order="rank".to_string(),
+    trial=0, progress=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn report(
+    py: Python<'_>,
+    run: String,
+    corpus: String,
+    out: String,
+    top_segments: usize,
+    order: String,
+    trial: u32,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let order = match order.as_str() {
+        "rank" => html::SegmentOrder::Rank,
+        "confidence" => html::SegmentOrder::Confidence,
+        other => {
+            return Err(Failure::new(
+                Kind::Input,
+                format!("order: `{other}` is neither `rank` nor `confidence`"),
+            )
+            .into_py(py))
+        }
+    };
+    let options = html::ReportOptions {
+        top_segments,
+        order,
+        trial,
+    };
+    call::blocking(py, progress, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let run = Location::parse(&run, false)?;
+            let corpus = Location::parse(&corpus, false)?;
+            let w = html::report(&run, &corpus, &out, &options).await?;
+            text(json!({
+                "location": w.location,
+                "events": w.events,
+                "episodes": w.episodes,
+                "bytes": w.bytes,
+            }))
+        })
+    })
+}
+
+/// `epimine background build`: returns (documents, terms).
+#[pyfunction]
+#[pyo3(signature = (text, out, *, progress=None))]
+pub(crate) fn build_background(
+    py: Python<'_>,
+    text: String,
+    out: String,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(u64, usize)> {
+    call::blocking(py, progress, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            Ok::<_, Failure>(background::build(&text, &out).await?)
+        })
+    })
+}
+
+/// `epimine synth`: a synthetic corpus with planted episodes (and `background.txt`) in `out`.
+/// Returns (segments, planted episodes).
+#[pyfunction]
+#[pyo3(signature = (out, *, events=4, docs_per_event=40, seed=7, progress=None))]
+pub(crate) fn synth(
+    py: Python<'_>,
+    out: String,
+    events: usize,
+    docs_per_event: usize,
+    seed: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(usize, usize)> {
+    call::blocking(py, progress, move |interrupt| {
+        in_out(&out, || {
+            let corpus = synthetic::generate(events, docs_per_event, seed);
+            until_interrupted(&interrupt, async {
+                let loc = Location::parse(&out, true)?;
+                synthetic::write(&loc, &corpus).await?;
+                Ok::<_, Failure>((corpus.segments.len(), corpus.gold_episodes.len()))
+            })
+        })
+    })
+}
+
+/// The tables (`*.parquet`) directly in a folder, sorted.
+#[pyfunction]
+pub(crate) fn list_tables(py: Python<'_>, location: String) -> PyResult<Vec<String>> {
+    call::blocking(py, None, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let loc = Location::parse(&location, false)?;
+            let mut names: Vec<String> = loc
+                .list()
+                .await?
+                .into_iter()
+                .filter(|n| !n.contains('/') && n.ends_with(".parquet"))
+                .collect();
+            names.sort();
+            Ok::<_, Failure>(names)
+        })
+    })
+}
+
+/// The table `name` (a file name) of the folder `location`, read whole.
+#[pyfunction]
+pub(crate) fn read_table(py: Python<'_>, location: String, name: String) -> PyResult<Table> {
+    call::blocking(py, None, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let loc = Location::parse(&location, false)?;
+            let data = loc.get(&name).await?;
+            table::from_parquet(&loc.display_child(&name), data)
+        })
+    })
+}
+
+/// The `run.json` of the run in `location` as text, checked as `epimine eval` checks it
+/// (present, and every file it lists with its sha256); `None` for a folder of tables without
+/// one (a baseline's).
+#[pyfunction]
+pub(crate) fn open_run(py: Python<'_>, location: String) -> PyResult<Option<String>> {
+    use epimine::run::commit::{self, Verified};
+    call::blocking(py, None, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let loc = Location::parse(&location, false)?;
+            match commit::verify(&loc).await? {
+                Verified::NotARun => Ok(None),
+                Verified::Committed(_) => {
+                    let bytes = loc.get(commit::MANIFEST).await?;
+                    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+                }
+            }
+        })
+    })
+}
