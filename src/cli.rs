@@ -110,8 +110,8 @@ pub struct RunArgs {
     pub timely: OptionalTimelyArgs,
 }
 
-/// `--run-time`: ms since 1970 UTC.
-fn run_time(text: &str) -> Result<i64, String> {
+/// `--run-time`: ms since 1970 UTC (also the Python package's `run_time=`).
+pub fn run_time(text: &str) -> Result<i64, String> {
     crate::import::articles::parse_time(text)
         .map(|s| s.saturating_mul(1000))
         .ok_or_else(|| {

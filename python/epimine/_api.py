@@ -191,6 +191,13 @@ class Run(_Folder):
         return self.table("episode_articles")
 
     @property
+    def lineage(self) -> Table:
+        """This run's episodes in the history of ``out``: each episode's id across runs and
+        what changed since the previous run (new, continued, grown, split, merged, ended);
+        every run's is kept in ``out/history/``."""
+        return self.table("lineage")
+
+    @property
     def fragments(self) -> Table:
         """The fragments of each key event (§3)."""
         return self.table("fragments")
@@ -317,6 +324,7 @@ def import_articles(
     theme_column: str | None = None,
     on_error: str | None = None,
     target_chars: int | None = None,
+    append: bool = False,
     progress: Progress = True,
 ) -> Corpus:
     """``epimine import --articles``: articles (one row an article: key event, id or URL,
@@ -332,6 +340,10 @@ def import_articles(
     (the arguments win). ``on_error="fail"`` (the default) writes nothing when a row is bad
     and raises :class:`InputError` listing them; ``"skip"`` writes the good rows and the bad
     ones to ``rejected``. ``target_chars``: the length long paragraphs are cut to (360).
+    ``append=True`` adds the articles to the corpus already in ``out`` (``import --articles
+    … --append``): those whose id its key event holds are left out, the rest written as one
+    more segments file; the segments already there never change, so a re-run keeps their
+    episodes' ids (see :attr:`Run.lineage`).
     """
     arguments: dict[str, Any] = {}
     if isinstance(source, (str, os.PathLike)):
@@ -357,6 +369,7 @@ def import_articles(
             theme_column=theme_column,
             on_error=on_error,
             target_chars=target_chars,
+            append=append,
             progress=callback,
             **arguments,
         )
@@ -394,6 +407,7 @@ def run(
     workers: int | None = None,
     fresh: bool = False,
     overwrite: bool = False,
+    run_time: str | None = None,
     progress: Progress = True,
 ) -> Run:
     """``epimine run``: the episodes of every key event of ``corpus``, written to ``out``.
@@ -410,6 +424,9 @@ def run(
     is reused (``fresh=True`` computes everything). An ``out`` holding files of anything else
     is refused unless ``overwrite=True``. Ctrl-C stops the run at the next event, keeps what
     is done, and raises ``KeyboardInterrupt``: the same call again resumes.
+
+    ``run_time``: the run's time in the history of ``out`` (``lineage``, ``history/``), ISO
+    8601 (``"2024-05-01T06:00:00Z"``) or Unix seconds as a string; default: when it commits.
 
     When some key events were skipped or fell back to no-LLM episodes (the command line's exit
     code 3), a :class:`PartialRunWarning` lists them.
@@ -428,6 +445,7 @@ def run(
             workers=workers,
             fresh=fresh,
             overwrite=overwrite,
+            run_time=run_time,
             progress=callback,
         ))
     done = Run(result["out"], result["report"])

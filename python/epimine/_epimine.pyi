@@ -34,6 +34,7 @@ def import_articles(
     theme_column: str | None = None,
     on_error: str | None = None,
     target_chars: int | None = None,
+    append: bool = False,
     progress: Progress = None,
 ) -> str: ...
 def import_dataset(dataset_dir: str, out: str, *, progress: Progress = None) -> str: ...
@@ -48,6 +49,7 @@ def run(
     workers: int | None = None,
     fresh: bool = False,
     overwrite: bool = False,
+    run_time: str | None = None,
     progress: Progress = None,
 ) -> str: ...
 def evaluate(corpus: str, run: str, k: int = 5, *, progress: Progress = None) -> str: ...

@@ -43,7 +43,7 @@ fn in_out<T>(out: &str, work: impl FnOnce() -> Result<T, Failure>) -> Result<T, 
 #[pyo3(signature = (
     out, *, articles=None, table=None, table_name=None, job=None, key_event_column=None,
     id_column=None, published_column=None, title_column=None, text_column=None,
-    theme_column=None, on_error=None, target_chars=None, progress=None
+    theme_column=None, on_error=None, target_chars=None, append=false, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn import_articles(
@@ -61,6 +61,7 @@ pub(crate) fn import_articles(
     theme_column: Option<String>,
     on_error: Option<String>,
     target_chars: Option<usize>,
+    append: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let on_error = match on_error.as_deref() {
@@ -88,6 +89,7 @@ pub(crate) fn import_articles(
         theme_column,
         on_error,
         target_chars,
+        append,
     };
     let config = args
         .import_config()
@@ -108,7 +110,13 @@ pub(crate) fn import_articles(
             until_interrupted(&interrupt, async {
                 let loc = Location::parse(&out, true)?;
                 let result = match (&table, &articles) {
+                    (Some(t), _) if append => {
+                        articles::import_table_append(t, &loc, &config).await?
+                    }
                     (Some(t), _) => articles::import_table(t, &loc, &config).await?,
+                    (None, Some(spec)) if append => {
+                        articles::import_append(spec, &loc, &config).await?
+                    }
                     (None, Some(spec)) => articles::import(spec, &loc, &config).await?,
                     (None, None) => {
                         return Err(Failure::new(
@@ -161,7 +169,7 @@ pub(crate) fn import_dataset(
 #[pyfunction]
 #[pyo3(signature = (
     *, job=None, corpus=None, background=None, out=None, model=None, sets=Vec::new(),
-    workers=None, fresh=false, overwrite=false, progress=None
+    workers=None, fresh=false, overwrite=false, run_time=None, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
@@ -175,8 +183,14 @@ pub(crate) fn run(
     workers: Option<usize>,
     fresh: bool,
     overwrite: bool,
+    run_time: Option<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
+    let run_time = match run_time.as_deref().map(cli::run_time) {
+        None => None,
+        Some(Ok(ms)) => Some(ms),
+        Some(Err(e)) => return Err(Failure::new(Kind::Input, format!("run_time: {e}")).into_py(py)),
+    };
     let args = cli::RunArgs {
         job,
         corpus,
@@ -186,6 +200,7 @@ pub(crate) fn run(
         sets,
         fresh,
         overwrite,
+        run_time,
         // One process: several are the CLI's (a launcher, a hostfile).
         timely: cli::OptionalTimelyArgs {
             workers,
@@ -195,7 +210,11 @@ pub(crate) fn run(
         },
     };
     let job = args.job().map_err(|e| Failure::from(e).into_py(py))?;
-    let options = pipeline::RunOptions { fresh, overwrite };
+    let options = pipeline::RunOptions {
+        fresh,
+        overwrite,
+        run_time,
+    };
     // As the binary does before it encodes (process-wide: only once a run is asked for).
     epimine::encoder::tune_allocator();
     call::blocking(py, progress, move |interrupt| {

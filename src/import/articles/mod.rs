@@ -122,6 +122,31 @@ pub async fn import_append(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    let existing = existing_in(out).await?;
+    import_into(spec, out, config, Some(existing)).await
+}
+
+/// [`import_append`] of an Arrow table in memory (the Python package's DataFrame of the day's
+/// articles).
+pub async fn import_table_append(
+    table: &ArticleTable,
+    out: &Location,
+    config: &ImportConfig,
+) -> Result<ArticlesImport, ArticlesError> {
+    config.segment.validate().map_err(ArticlesError::Settings)?;
+    let existing = existing_in(out).await?;
+    import_from(
+        Input::Table(table),
+        &table.name,
+        out,
+        config,
+        Some(existing),
+    )
+    .await
+}
+
+/// What the corpus in `out` holds, for an append to it.
+async fn existing_in(out: &Location) -> Result<Existing, ArticlesError> {
     let files = match crate::corpus::segment_files(out).await {
         Ok(files) => files,
         Err(crate::corpus::CorpusError::NoSegments(_)) => {
@@ -140,7 +165,7 @@ pub async fn import_append(
             e.1.insert(id);
         }
     }
-    import_into(spec, out, config, Some(existing)).await
+    Ok(existing)
 }
 
 async fn import_into(
