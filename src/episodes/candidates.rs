@@ -10,7 +10,7 @@ use super::termspace::{
     cosines, cross_cooccurrence_from, mean_std, min_max, squared_norm, Cut, TermSpace,
 };
 use crate::clustering::linkage::linkage_cut;
-use crate::progress::Steps;
+use crate::progress::steps::Steps;
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.
 pub const DEFAULT_TOP_ARTICLES: f64 = 0.25;

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::termspace::Cut;
-use crate::progress::Steps;
+use crate::progress::steps::Steps;
 
 /// Which confidences count as significant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use rayon::prelude::*;
 
 use crate::clustering::density::{self, DensityError, DensityParams};
-use crate::progress::Steps;
+use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode, FragmentRow, Segment};
 use candidates::PruneRule;
 use classify::ConfidenceRule;

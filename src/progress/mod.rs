@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 mod remote;
-mod steps;
+pub mod steps;
 pub use remote::{report_to, Remote, Reporter, SILENT_FOR};
-pub use steps::Steps;
 
 /// What an [`Observer`] is told about a stage or a bar, each known by an `id` unique in the
 /// process.

@@ -11,7 +11,7 @@ use super::shared::Shared;
 use super::units::Encoded;
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
-use crate::progress::Steps;
+use crate::progress::steps::Steps;
 use crate::tables::{Segment, Term};
 
 /// One event's stages after encoding: §1 expansion and §3–§6 without an LLM (rows into

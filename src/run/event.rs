@@ -270,7 +270,7 @@ fn compute_wave(
             outputs: Outputs::default(),
             prompt: None,
         };
-        let steps = crate::progress::Steps::new(&event, Some(bar));
+        let steps = crate::progress::steps::Steps::new(&event, Some(bar));
         ctx.shared.pool.install(|| {
             compute_event(
                 ctx.job(),

@@ -25,7 +25,7 @@ pub(super) fn classify_with_llm(
     event: &str,
     pending: &Pending,
     mut answers: Vec<TrialAnswer>,
-    steps: &crate::progress::Steps,
+    steps: &crate::progress::steps::Steps,
 ) -> (String, EventLlm, Vec<Episode>, Vec<Assignment>) {
     answers.sort_by_key(|a| a.0);
     let input = pending.input();
@@ -339,7 +339,7 @@ fn classify_answers(
         let (Some((p, mut report)), Some(encoder)) = (pending.remove(&event), encoder) else {
             continue;
         };
-        let steps = crate::progress::Steps::new(&event, None);
+        let steps = crate::progress::steps::Steps::new(&event, None);
         let (_, llm_status, eps, asg) = ctx
             .shared
             .pool

@@ -3,6 +3,7 @@
 //! (no dates, no titles) are said in the import's summary.
 
 use super::config::Columns;
+use super::error::ArticlesError;
 
 /// The fields of a row, in the order of its cells.
 pub(super) const FIELDS: [&str; 6] = ["key_event", "id", "published", "title", "text", "theme"];
@@ -187,6 +188,23 @@ pub fn missing_message(
         required.len(),
         parts.join("\n  ")
     )
+}
+
+/// Every required column of `columns` in `file_columns`, else one error naming all that are
+/// missing (optional ones too) and the file's columns.
+pub(super) fn required(
+    file: &str,
+    file_columns: &[String],
+    columns: &Columns,
+) -> Result<(), ArticlesError> {
+    let (required, optional) = absent(file_columns, columns);
+    if required.is_empty() {
+        return Ok(());
+    }
+    Err(ArticlesError::MissingColumns {
+        file: file.into(),
+        message: missing_message(file_columns, &required, &optional),
+    })
 }
 
 #[cfg(test)]

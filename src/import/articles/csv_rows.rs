@@ -1,9 +1,10 @@
 //! CSV articles: a header line, then one record a row, RFC 4180 quoting, each record's
 //! quoting checked so that an unmatched quote is one bad row, not the rest of the file.
 
+use super::cells::{Cell, FileRows, RawRow};
+use super::columns::{column_names, required};
 use super::config::Columns;
 use super::error::{ArticlesError, RowError};
-use super::read::{column_names, required, Cell, FileRows, RawRow};
 
 /// Reads a CSV file, returning its rows and its header (a header line, then one record a row; RFC 4180 quoting: a field in `"`
 /// may hold commas and line breaks, a `"` inside it doubled).

@@ -27,6 +27,7 @@
 //!   with its flag and a column of the file that looks like it, and the file's columns; the
 //!   optional ones not found are said in the summary, with what that costs.
 
+mod cells;
 mod check;
 mod columns;
 mod config;

@@ -12,6 +12,7 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
 
+use super::columns::required;
 use super::config::Columns;
 use super::error::{ArticlesError, RowError};
 use crate::storage::Location;
@@ -29,37 +30,7 @@ pub struct ArticleTable {
     pub batches: Vec<RecordBatch>,
 }
 
-/// One value of an input cell, before it is checked.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Cell {
-    Null,
-    Str(String),
-    Int(i64),
-    /// Seconds since 1970-01-01 UTC (Parquet timestamps and dates).
-    Time(i64),
-    /// A value of a kind no column takes (a bool, a float, a list, an object).
-    Other(String),
-    /// Bytes that are not UTF-8.
-    BadUtf8,
-}
-
-impl Cell {
-    pub(super) fn to_json(&self) -> serde_json::Value {
-        match self {
-            Cell::Null | Cell::BadUtf8 => serde_json::Value::Null,
-            Cell::Str(s) => s.clone().into(),
-            Cell::Int(i) | Cell::Time(i) => (*i).into(),
-            Cell::Other(s) => s.clone().into(),
-        }
-    }
-}
-
-/// The six configured cells of one row, in [`FIELDS`] order.
-pub(super) type RawRow = [Cell; 6];
-
-/// A file's rows (1-based row or line, cells) and the rows that could not be read at all.
-pub(super) type FileRows = (Vec<(usize, RawRow)>, Vec<RowError>);
-
+pub(super) use super::cells::{Cell, FileRows, RawRow};
 pub(super) use super::columns::{column_names, FIELDS};
 
 /// A file's format.
@@ -152,23 +123,6 @@ pub(super) fn read_file(
         sink(row, cells);
     }
     Ok((bad, file_columns))
-}
-
-/// Every required column of `columns` in `file_columns`, else one error naming all that are
-/// missing (optional ones too) and the file's columns.
-pub(super) fn required(
-    file: &str,
-    file_columns: &[String],
-    columns: &Columns,
-) -> Result<(), ArticlesError> {
-    let (required, optional) = super::columns::absent(file_columns, columns);
-    if required.is_empty() {
-        return Ok(());
-    }
-    Err(ArticlesError::MissingColumns {
-        file: file.into(),
-        message: super::columns::missing_message(file_columns, &required, &optional),
-    })
 }
 
 /// A JSON Lines file's rows, and every key of its objects in order of first sight.
