@@ -518,6 +518,31 @@ impl Location {
         })
     }
 
+    /// Lists the objects directly in this location (not in folders below it), as names
+    /// relative to it, sorted: one listing call, however much lies below.
+    pub async fn list_top(&self) -> Result<Vec<String>> {
+        let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
+        let listed = self
+            .store
+            .list_with_delimiter(prefix)
+            .await
+            .map_err(self.store_err(""))?;
+        let strip = self.prefix.as_ref();
+        let mut names: Vec<String> = listed
+            .objects
+            .into_iter()
+            .map(|m| {
+                let full = m.location.as_ref();
+                full.strip_prefix(strip)
+                    .unwrap_or(full)
+                    .trim_start_matches('/')
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Lists every object below this location, as names relative to it, sorted.
     pub async fn list(&self) -> Result<Vec<String>> {
         let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);

@@ -672,3 +672,31 @@ fn an_import_writes_a_whole_corpus_and_leaves_no_stale_labels() {
         before
     );
 }
+
+/// A missing file, or a prefix of file names, is looked up among the files of its folder only:
+/// the folders below are never walked (a listing of `/` walked the whole file system, and a
+/// folder with a link back to itself failed on the loop instead of saying what was missing).
+#[test]
+fn a_missing_file_is_named_without_walking_the_folders_below() {
+    let dir = scratch();
+    let feed = dir.path().join("feed");
+    std::fs::create_dir_all(feed.join("archive/2024")).unwrap();
+    std::fs::write(feed.join("archive/2024/old.jsonl"), jsonl(&articles())).unwrap();
+    std::fs::write(feed.join("day-1.jsonl"), jsonl(&articles())).unwrap();
+    // A link back to the folder itself: walking below it never ends.
+    std::os::unix::fs::symlink(&feed, feed.join("archive/loop")).unwrap();
+    let out = dir.path().join("corpus");
+    let result = import(&feed.join("nope.jsonl"), &out, &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains("nope.jsonl: no file found"), "{err}");
+    assert!(!out.exists());
+    // A prefix takes the files of the folder that start with it, not those below.
+    let result = import(&feed.join("day-"), &out, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(!segments(&out).is_empty());
+}

@@ -58,8 +58,10 @@ pub async fn input_files(spec: &str) -> Result<(Location, Vec<String>), Articles
     let local_dir = !spec.contains("://") && std::path::Path::new(spec).is_dir();
     if spec.ends_with('/') || local_dir {
         let loc = Location::parse(spec, false)?;
+        // The files directly in the folder: a listing of everything below it would walk a
+        // whole tree (the file system, for `/`).
         let names: Vec<String> = loc
-            .list()
+            .list_top()
             .await?
             .into_iter()
             .filter(|n| !n.contains('/') && !n.starts_with('.') && !n.starts_with('_'))
@@ -74,7 +76,7 @@ pub async fn input_files(spec: &str) -> Result<(Location, Vec<String>), Articles
         return Ok((loc, vec![name]));
     }
     let names: Vec<String> = loc
-        .list()
+        .list_top()
         .await?
         .into_iter()
         .filter(|n| !n.contains('/') && n.starts_with(&name))
