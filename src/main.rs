@@ -103,17 +103,22 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Done);
         }
         let rejected = if config.on_error == articles::OnError::Skip {
-            format!(" and rejected.parquet ({} rows)", result.rejected.len())
+            let name = if args.append {
+                "rejected-<n>.parquet"
+            } else {
+                "rejected.parquet"
+            };
+            format!(" and {name} ({} rows)", result.rejected.len())
         } else {
             String::new()
         };
-        let file = if args.append {
-            "one more segments-<n>.parquet".to_string()
+        let (segments, boilerplate) = if args.append {
+            ("one more segments-<n>.parquet", "boilerplate-<n>.parquet")
         } else {
-            "segments.parquet".to_string()
+            ("segments.parquet", "boilerplate.parquet")
         };
         println!(
-            "wrote {}/{file}, boilerplate ({} paragraphs dropped as boilerplate){rejected}",
+            "wrote {}/{segments}, {boilerplate} ({} paragraphs dropped as boilerplate){rejected}",
             out.display(),
             result.boilerplate.len()
         );
