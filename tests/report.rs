@@ -551,12 +551,7 @@ fn llm_titles_are_shown_escaped() {
     // A copy of the run whose first episode has an LLM title (run.json's list of tables
     // updated, so that it is still one whole run).
     let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    for name in files_in(&f.run) {
-        if f.run.join(&name).is_file() {
-            std::fs::copy(f.run.join(&name), run.join(&name)).unwrap();
-        }
-    }
+    copy_tree(&f.run, &run);
     let loc = Location::parse(s(&run), false).unwrap();
     let mut episodes: Vec<Episode> = block_on(loc.read_table()).unwrap();
     episodes[0].source = "llm".into();
@@ -597,4 +592,18 @@ fn llm_titles_are_shown_escaped() {
         "<div class=\"kw\">{}</div>",
         episodes[0].keywords.join(", ")
     )));
+}
+
+/// A copy of the folder `from` (and everything below it) as `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
