@@ -78,3 +78,15 @@ def articles(synth_corpus: epimine.Corpus) -> pa.Table:
 def run_args(tiny_model: str, background: str) -> dict:
     """What every test run takes: the tiny model, the synthetic background, 2 workers."""
     return {"background": background, "model": tiny_model, "workers": 2, "progress": False}
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_raises_keyboard_interrupt():
+    """Python's own SIGINT handler, whatever the test runner inherited: a shell's background job
+    starts with SIGINT ignored, and Python then installs no handler, so the interrupt tests'
+    Ctrl-C would be lost (as a user's would be in such a process)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
