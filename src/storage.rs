@@ -527,20 +527,7 @@ impl Location {
             .list_with_delimiter(prefix)
             .await
             .map_err(self.store_err(""))?;
-        let strip = self.prefix.as_ref();
-        let mut names: Vec<String> = listed
-            .objects
-            .into_iter()
-            .map(|m| {
-                let full = m.location.as_ref();
-                full.strip_prefix(strip)
-                    .unwrap_or(full)
-                    .trim_start_matches('/')
-                    .to_string()
-            })
-            .collect();
-        names.sort();
-        Ok(names)
+        Ok(self.relative_names(listed.objects))
     }
 
     /// Lists every object below this location, as names relative to it, sorted.
@@ -552,6 +539,11 @@ impl Location {
             .try_collect()
             .await
             .map_err(self.store_err(""))?;
+        Ok(self.relative_names(metas))
+    }
+
+    /// The listed objects' names relative to this location, sorted.
+    fn relative_names(&self, metas: Vec<object_store::ObjectMeta>) -> Vec<String> {
         let strip = self.prefix.as_ref();
         let mut names: Vec<String> = metas
             .into_iter()
@@ -564,7 +556,7 @@ impl Location {
             })
             .collect();
         names.sort();
-        Ok(names)
+        names
     }
 
     /// Writes `batches` as the Parquet file `name`, whole or not at all.
