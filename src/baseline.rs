@@ -5,7 +5,7 @@
 //!   k-means with k = its number of gold episodes; each cluster is an episode, its segments
 //!   ranked by distance to the centroid. linfa-clustering's k-means with a fixed seed
 //!   (Xoshiro256+), so runs repeat.
-//! - `hdbscan`: density clusters per key event ([`crate::clustering::density`]), noise unassigned.
+//! - `hdbscan`: density clusters per key event ([`crate::grouping::density`]), noise unassigned.
 
 use std::collections::BTreeMap;
 
@@ -15,9 +15,9 @@ use ndarray::Array2;
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 
-use crate::clustering::density::{self, DensityParams};
 use crate::encoder::fetch::{resolve_model, ResolveError};
 use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
+use crate::grouping::density::{self, DensityParams};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, GoldEpisode, Segment, Table};
 
@@ -125,7 +125,7 @@ pub fn kmeans(corpus: &str, out: &str, model: &str, seed: u64) -> Result<String,
 
 /// `epimine baseline hdbscan`: HDBSCAN over the UMAP layout of each event's sentence embeddings
 /// (BERTopic's clustering; `params.reduce` can skip the UMAP step); noise stays unassigned, each
-/// cluster's segments are ranked by membership ([`crate::clustering::density`]). Needs no gold episode
+/// cluster's segments are ranked by membership ([`crate::grouping::density`]). Needs no gold episode
 /// count.
 pub fn hdbscan(
     corpus: &str,

@@ -215,13 +215,13 @@ pub struct HdbscanArgs {
     /// What HDBSCAN clusters: the UMAP layout of the embeddings (BERTopic's pipeline) or the
     /// embeddings themselves.
     #[arg(long, value_enum, default_value = "umap")]
-    pub reduce: crate::clustering::density::Reduce,
+    pub reduce: crate::grouping::density::Reduce,
     /// Seed of the UMAP layout.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Start layout of UMAP: umap-learn's spectral start (BERTopic's) or a random one.
     #[arg(long, value_enum, default_value = "spectral")]
-    pub init: crate::clustering::umap::Init,
+    pub init: crate::grouping::umap::Init,
 }
 
 /// `epimine baseline kmeans`.

@@ -34,7 +34,7 @@ pub enum EvalError {
     ZeroK,
     /// The run folder is not one whole committed run.
     #[error(transparent)]
-    NotCommitted(#[from] crate::run::commit::CommitError),
+    NotCommitted(#[from] crate::run_folder::commit::CommitError),
     /// The corpus's segments share keys.
     #[error(transparent)]
     Corpus(#[from] crate::corpus::CorpusError),
@@ -325,11 +325,12 @@ pub fn evaluate(
 /// `epimine eval`: reads the corpus's tables and `<run>/assignments.parquet`, and scores them.
 ///
 /// A folder written by `epimine run` is read only when it is committed: its `run.json` is there
-/// and every file it lists matches its sha256 (`crate::run::commit::verify`). Tables written by
+/// and every file it lists matches its sha256 (`crate::run_folder::commit::verify`). Tables written by
 /// other commands (no `run.json`, `job.toml` or checkpoints: `epimine baseline kmeans`) are read
 /// as they are.
 pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report, EvalError> {
-    if crate::run::commit::verify(run).await? == crate::run::commit::Verified::NotARun {
+    if crate::run_folder::commit::verify(run).await? == crate::run_folder::commit::Verified::NotARun
+    {
         tracing::info!(
             "{}: no run.json; reading its assignments as they are",
             run.display()

@@ -4,9 +4,9 @@
 use anyhow::Context;
 use clap::Parser;
 use epimine::cli::{self, BackgroundCommand, BaselineCommand, Cli, Command, ModelsCommand};
-use epimine::clustering::density::DensityParams;
-use epimine::clustering::umap::UmapParams;
 use epimine::encoder::{fetch, ShapePolicy};
+use epimine::grouping::density::DensityParams;
+use epimine::grouping::umap::UmapParams;
 use epimine::import::{self, articles};
 use epimine::storage::Location;
 use epimine::{background, baseline, demo, encode, eval, report, stats, synth, tables};

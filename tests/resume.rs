@@ -443,15 +443,15 @@ fn an_out_that_cannot_be_used_fails_before_any_work() {
 
 #[test]
 fn checkpoints_name_events_of_any_spelling() {
-    let a = epimine::run::checkpoint::object_name("Flood in Libya / 2023");
+    let a = epimine::run_folder::checkpoint::object_name("Flood in Libya / 2023");
     assert!(a.starts_with("_checkpoints/Flood_in_Libya___2023-") && a.ends_with(".ckpt"));
     assert_ne!(
         a,
-        epimine::run::checkpoint::object_name("Flood in Libya _ 2023")
+        epimine::run_folder::checkpoint::object_name("Flood in Libya _ 2023")
     );
-    assert!(epimine::run::commit::is_ours(&a));
-    assert!(!epimine::run::commit::is_ours("notes.txt"));
-    assert!(!epimine::run::commit::is_ours(&Segment::file_name()));
+    assert!(epimine::run_folder::commit::is_ours(&a));
+    assert!(!epimine::run_folder::commit::is_ours("notes.txt"));
+    assert!(!epimine::run_folder::commit::is_ours(&Segment::file_name()));
 }
 
 #[test]

@@ -372,7 +372,7 @@ pub(crate) fn read_table(py: Python<'_>, location: String, name: String) -> PyRe
 /// one (a baseline's).
 #[pyfunction]
 pub(crate) fn open_run(py: Python<'_>, location: String) -> PyResult<Option<String>> {
-    use epimine::run::commit::{self, Verified};
+    use epimine::run_folder::commit::{self, Verified};
     call::blocking(py, None, move |interrupt| {
         until_interrupted(&interrupt, async {
             let loc = Location::parse(&location, false)?;

@@ -21,7 +21,7 @@ pub enum Architecture {
 
 /// The architecture of a model, as read from its `config.json`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EncoderConfig {
+pub struct ModelConfig {
     /// BERT or MPNet.
     pub architecture: Architecture,
     /// Rows of the word embedding table.
@@ -80,7 +80,7 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T
     })
 }
 
-impl EncoderConfig {
+impl ModelConfig {
     /// Reads `config.json` of a Hugging Face model folder.
     pub fn from_file(path: &Path) -> Result<Self, EncoderError> {
         let hf: HfConfig = read_json(path)?;
@@ -220,7 +220,7 @@ impl SentenceConfig {
     ///
     /// `max_seq_length` is `sentence_bert_config.json`'s, else `tokenizer_config.json`'s
     /// `model_max_length`, and never more than the position table holds.
-    pub fn from_dir(dir: &Path, model: &EncoderConfig) -> Result<Self, EncoderError> {
+    pub fn from_dir(dir: &Path, model: &ModelConfig) -> Result<Self, EncoderError> {
         let mut pooling = Pooling::Mean;
         let mut normalize = false;
         let modules_path = dir.join("modules.json");
@@ -318,7 +318,7 @@ mod tests {
     fn bert_defaults_to_its_own_layer_norm_epsilon() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "config.json", BERT);
-        let c = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap();
+        let c = ModelConfig::from_file(&dir.path().join("config.json")).unwrap();
         assert_eq!(c.architecture, Architecture::Bert);
         assert_eq!(c.layer_norm_eps, 1e-12);
         assert_eq!(c.max_tokens(), 64);
@@ -332,7 +332,7 @@ mod tests {
             "config.json",
             &BERT.replace("\"bert\"", "\"roberta\""),
         );
-        let err = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap_err();
+        let err = ModelConfig::from_file(&dir.path().join("config.json")).unwrap_err();
         assert!(err.to_string().contains("model_type `roberta`"), "{err}");
         write(
             dir.path(),
@@ -342,7 +342,7 @@ mod tests {
                 "\"hidden_act\": \"relu\", \"type_vocab_size\"",
             ),
         );
-        let err = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap_err();
+        let err = ModelConfig::from_file(&dir.path().join("config.json")).unwrap_err();
         assert!(err.to_string().contains("hidden_act `relu`"), "{err}");
     }
 
@@ -350,7 +350,7 @@ mod tests {
     fn sentence_settings_from_either_layout() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "config.json", BERT);
-        let model = EncoderConfig::from_file(&dir.path().join("config.json")).unwrap();
+        let model = ModelConfig::from_file(&dir.path().join("config.json")).unwrap();
         // A plain Hugging Face folder: mean pooling, no normalisation, the position limit.
         let s = SentenceConfig::from_dir(dir.path(), &model).unwrap();
         assert_eq!(

@@ -7,7 +7,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::Tensor;
 
 use super::batching::length_batches;
-use super::config::{EncoderConfig, SentenceConfig};
+use super::config::{ModelConfig, SentenceConfig};
 use super::device::default_concurrency;
 use super::error::EncoderError;
 use super::host::{host_block, tensor_values};
@@ -22,7 +22,7 @@ use super::{loader, quant};
 #[derive(Debug)]
 pub struct Encoder<B: Backend> {
     /// The model's architecture.
-    pub config: EncoderConfig,
+    pub config: ModelConfig,
     /// How sentence embeddings are made.
     pub sentence: SentenceConfig,
     pub(super) model: EncoderModel<B>,
@@ -51,7 +51,7 @@ impl<B: EncoderBackend> Encoder<B> {
     /// Loads a model folder (`config.json`, `model.safetensors`, `tokenizer.json`, and the
     /// sentence-transformers files when present) onto `device`.
     pub fn load(dir: &Path, device: &B::Device) -> Result<Self, EncoderError> {
-        let config = EncoderConfig::from_file(&dir.join("config.json"))?;
+        let config = ModelConfig::from_file(&dir.join("config.json"))?;
         let sentence = SentenceConfig::from_dir(dir, &config)?;
         let tokenizer =
             TextTokenizer::from_file(&dir.join("tokenizer.json"), sentence.max_seq_length)?;

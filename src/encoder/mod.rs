@@ -47,7 +47,7 @@ pub mod tokenize;
 mod words;
 
 pub use batching::{length_batches, BATCHING, BATCH_LENGTH_RATIO};
-pub use config::{Architecture, EncoderConfig, Pooling, SentenceConfig};
+pub use config::{Architecture, ModelConfig, Pooling, SentenceConfig};
 pub use model::{EncoderInput, EncoderModel};
 pub use ops::EncoderBackend;
 pub use options::{AutotuneLevel, EncoderOptions, Precision, DEFAULT_BATCH_SIZE};

@@ -1,7 +1,7 @@
 //! The transformer encoder behind both EpiMine encoders (ALGORITHM.md §1 static word vectors,
 //! §6 sentence embeddings): BERT and MPNet, generic over the burn backend.
 //!
-//! Laid out as tracel-ai/models' `bert-burn`: [`EncoderConfig::init`] builds the module with
+//! Laid out as tracel-ai/models' `bert-burn`: [`ModelConfig::init`] builds the module with
 //! placeholder weights, [`super::loader`] fills it from a Hugging Face checkpoint, and
 //! [`EncoderModel::forward`] maps token ids to hidden states.
 //!
@@ -26,7 +26,7 @@ use burn::nn::{
 use burn::tensor::backend::Backend;
 use burn::tensor::{Bool, DType, Int, Tensor, TensorData};
 
-use super::config::{Architecture, EncoderConfig};
+use super::config::{Architecture, ModelConfig};
 use super::host::tensor_values;
 use super::ops::EncoderBackend;
 use super::quant::{QuantLayer, QuantLinear, QuantModel};
@@ -105,7 +105,7 @@ pub struct EncoderInput<B: Backend> {
 impl<B: Backend> EncoderInput<B> {
     /// Pads `sequences` (token ids, special tokens included) to the longest one and numbers their
     /// positions the way `config`'s architecture does.
-    pub fn new(config: &EncoderConfig, sequences: &[&[u32]], device: &B::Device) -> Self {
+    pub fn new(config: &ModelConfig, sequences: &[&[u32]], device: &B::Device) -> Self {
         let seq = sequences.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
         Self::padded(config, sequences, [sequences.len(), seq], true, device)
     }
@@ -117,7 +117,7 @@ impl<B: Backend> EncoderInput<B> {
     /// without, `[rows, 1, 1, seq]`, broadcast on the device (for a GPU: `heads · seq` times
     /// less to build and copy).
     pub fn padded(
-        config: &EncoderConfig,
+        config: &ModelConfig,
         sequences: &[&[u32]],
         [rows, seq]: [usize; 2],
         full_bias: bool,
@@ -184,7 +184,7 @@ impl<B: Backend> EncoderInput<B> {
     }
 }
 
-impl EncoderConfig {
+impl ModelConfig {
     /// The module with placeholder weights (zeros, LayerNorm ones) on `device`; load real
     /// weights with [`super::loader::load_weights`].
     pub fn init<B: Backend>(&self, device: &B::Device) -> EncoderModel<B> {

@@ -9,7 +9,7 @@ use super::partition::{Fragment, SegmentScore};
 use super::termspace::{
     cosines, cross_cooccurrence_from, mean_std, min_max, squared_norm, Cut, TermSpace,
 };
-use crate::clustering::linkage::linkage_cut;
+use crate::grouping::linkage::linkage_cut;
 use crate::progress::steps::Steps;
 
 /// The paper's δ: the share of top-ranked articles whose fragments become candidates.

@@ -1,6 +1,6 @@
 //! The errors of `epimine report`.
 
-use crate::run::commit::CommitError;
+use crate::run_folder::commit::CommitError;
 use crate::storage::StorageError;
 
 /// Errors of `epimine report`.

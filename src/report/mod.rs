@@ -39,7 +39,7 @@ pub use error::ReportError;
 pub use format::{escape, iso_day};
 pub use options::{ReportOptions, SegmentOrder, Written, DEFAULT_FILE, DEFAULT_TOP_SEGMENTS};
 
-use crate::run::commit::{self, Verified};
+use crate::run_folder::commit::{self, Verified};
 use crate::storage::Location;
 use crate::tables::{Assignment, Episode, Lineage, Table};
 use page::page;

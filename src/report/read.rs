@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::error::ReportError;
 use super::options::{ReportOptions, SegmentOrder};
-use crate::run::commit;
+use crate::run_folder::commit;
 use crate::storage::Location;
 use crate::tables::{Assignment, Segment};
 
@@ -79,7 +79,7 @@ pub(super) fn baseline_manifest(
         .map_or("baseline".to_string(), |e| format!("baseline {}", e.source));
     Manifest {
         version: format!("{} ({source}: no run.json)", env!("CARGO_PKG_VERSION")),
-        format: u64::from(crate::run::checkpoint::FORMAT),
+        format: u64::from(crate::run_folder::checkpoint::FORMAT),
         events: per_event
             .iter()
             .map(|(key, (segments, _, _, _))| {

@@ -5,25 +5,24 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use super::checkpoint;
-use super::commit;
 use super::error::RunError;
-use super::exchange::Gathered;
+use super::exchange::GatheredReports;
 use super::fault::fault;
 use super::history;
-use super::report::{
-    self, AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime,
-    TableEntry,
-};
 use crate::cluster::Cluster;
 use crate::job::Job;
+use crate::run_folder::checkpoint;
+use crate::run_folder::commit;
+use crate::run_folder::manifest::{
+    AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime, TableEntry,
+};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
 /// times, `job.toml`'s entry, the previous run's episode ids and this run's time.
 pub(super) struct Finished {
-    pub(super) gathered: Gathered,
+    pub(super) gathered: GatheredReports,
     pub(super) model: ModelInfo,
     pub(super) stages: Vec<StageTime>,
     pub(super) job_entry: Option<TableEntry>,
@@ -58,12 +57,12 @@ pub(super) fn commit_run(
     })?;
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
-    let rss_before = report::reset_peak_rss();
+    let rss_before = reset_peak_rss();
     let run_time = run_time.unwrap_or_else(history::now_ms);
     let (mut tables, history, committed) =
         runtime.block_on(assemble_tables(out, &statuses, previous, run_time))?;
     let assembly_memory = rss_before
-        .zip(report::peak_rss())
+        .zip(peak_rss())
         .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
             rss_before_mib,
             peak_mib,
@@ -213,4 +212,23 @@ async fn assemble_tables(
         done(name, w);
     }
     Ok((entries, report, committed))
+}
+
+/// A field of `/proc/self/status` in MiB (Linux).
+fn status_mib(field: &str) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Resets the kernel's peak-RSS mark of this process and returns the resident memory now.
+fn reset_peak_rss() -> Option<f64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    status_mib("VmRSS:")
+}
+
+/// The peak resident memory since the last [`reset_peak_rss`].
+fn peak_rss() -> Option<f64> {
+    status_mib("VmHWM:")
 }

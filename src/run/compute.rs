@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::exchange::EventReport;
-use super::outputs::Outputs;
 use super::pending::Pending;
-use super::report::EventStatus;
 use super::shared::Shared;
 use super::units::Encoded;
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
 use crate::progress::steps::Steps;
+use crate::run_folder::manifest::EventStatus;
+use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
 /// One event's stages after encoding: §1 expansion and §3–§6 without an LLM (rows into

@@ -1,9 +1,9 @@
 //! The errors that stop a whole run.
 
-use super::checkpoint::CheckpointError;
 use crate::background;
 use crate::encoder;
 use crate::llm::LlmError;
+use crate::run_folder::checkpoint::CheckpointError;
 use crate::stats::StatsError;
 use crate::storage::StorageError;
 

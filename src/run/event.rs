@@ -7,18 +7,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::compute::compute_event;
-use super::exchange::{router, shuffle, EncodedUnit, EventReport, Gathered, ToOwner};
+use super::estimation::{llm_round, LlmRound};
+use super::exchange::{router, shuffle, EncodedUnit, EventReport, GatheredReports, ToOwner};
 use super::fault::fault;
-use super::layout::{plan_waves, read_layout, Layout, Waves};
-use super::llm::{llm_round, Round};
-use super::outputs::Outputs;
 use super::pending::Pending;
-use super::report::{EventStatus, StageTime};
+use super::placement::{plan_waves, read_placement, Placement, Waves};
 use super::reuse::{decide_events, report_reused, Decided, Decision, Decisions};
 use super::shared::Shared;
 use super::units::{assemble, encode_units, unit_of, Encoders, UnitKey};
 use super::worker::Ctx;
 use crate::keys;
+use crate::run_folder::manifest::{EventStatus, StageTime};
+use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
 /// What this worker did over the waves: its events' reports, its events waiting for the LLM,
@@ -31,7 +31,7 @@ struct Done {
 }
 
 /// One worker of the per-event stages. Each worker reads its row groups of the corpus and every
-/// worker learns each encoding unit's size and segment digest ([`read_layout`]); the worker
+/// worker learns each encoding unit's size and segment digest ([`read_placement`]); the worker
 /// owning an event (`keys::event_owners`, by segment count) gets its terms, computes its
 /// fingerprint and reads its checkpoint; the events to reuse are told to every worker
 /// ([`decide_events`]). The other events go in waves ([`plan_waves`]): per wave, their segments
@@ -44,18 +44,18 @@ struct Done {
 pub(super) fn event_worker(
     worker: &mut timely::worker::Worker,
     shared: &Shared,
-) -> Option<Gathered> {
+) -> Option<GatheredReports> {
     let ctx = Ctx::start(worker, shared)?;
     let job = ctx.job();
     let started = Instant::now();
-    let layout = read_layout(&ctx, worker);
-    let decisions = decide_events(&ctx, worker, &layout);
-    let Layout {
+    let placement = read_placement(&ctx, worker);
+    let decisions = decide_events(&ctx, worker, &placement);
+    let Placement {
         segments,
         units,
         owners,
         ..
-    } = layout;
+    } = placement;
     let plan = plan_waves(&units, &decisions.reused, &owners, ctx.peers, segments);
     let n_waves = plan.segments.len();
     let encoder = load_encoder(&ctx, !plan.to_encode.is_empty() || job.llm.enabled());
@@ -92,14 +92,14 @@ pub(super) fn event_worker(
         seconds: done.episodes_secs + started.elapsed().as_secs_f64(),
     });
     if !job.llm.enabled() || shared.out.is_none() {
-        return (ctx.index == 0).then_some(Gathered {
+        return (ctx.index == 0).then_some(GatheredReports {
             reports,
             stages,
             llm: None,
             waves: n_waves,
         });
     }
-    let round = Round {
+    let round = LlmRound {
         reports,
         stages,
         pending: done.pending,

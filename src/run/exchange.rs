@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::cache::UnitEncoding;
-use super::outputs::Outputs;
-use super::report::{EventStatus, LlmReport, StageTime};
 use crate::llm;
+use crate::run_folder::manifest::{EventStatus, LlmReport, StageTime};
+use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
 /// One trial's LLM answer for an event (the error as text).
@@ -56,7 +56,7 @@ pub(super) struct EventReport {
 }
 
 /// What worker 0 gathers.
-pub(super) struct Gathered {
+pub(super) struct GatheredReports {
     pub(super) reports: BTreeMap<String, EventReport>,
     pub(super) stages: Vec<StageTime>,
     pub(super) llm: Option<LlmReport>,

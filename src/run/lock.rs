@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::storage::{Location, StoreKind};
 
 /// The folder of the lock objects inside `--out`.
-pub const DIR: &str = "_lock";
+pub const DIR: &str = crate::run_folder::LOCK_DIR;
 /// How often the holder rewrites its lock.
 pub const REFRESH: Duration = Duration::from_secs(20);
 /// How long a lock of another machine may go without a refresh before it is taken over.

@@ -1,31 +1,28 @@
-//! `epimine run`: from a corpus of many key events to Parquet episodes in one command.
+//! `epimine run`: from a corpus of many key events to Parquet episodes in one command — the
+//! engine. What it leaves in `--out` (tables, `run.json`, checkpoints, the commit, the history's
+//! files) is the run folder's contract, in [`crate::run_folder`], which `eval` and `report` read
+//! too.
 //!
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes,
 //! `crate::stats`); then the per-event computation on every worker of every process
 //! ([`event`]): each event's owner fingerprints it and reuses its checkpoint when the
-//! fingerprint matches; the other events, in waves, are encoded by units ([`units`]) on any
-//! worker, and their owners run §3–§6 (the LLM round trip from worker 0: [`llm`]) and write each event's
-//! checkpoint ([`checkpoint`]) as soon as it is done. Then the commit ([`commit`]): process 0
-//! streams the final tables from the checkpoints, one event at a time, to their names, and
-//! writes `run.json`, which lists every table with its sha256 and row count, last. What workers
-//! send each other is in [`exchange`] (the rows of an event in [`outputs`]), the encoder cache in
-//! `cache`, `run.json` in [`report`] and the errors in [`error`]; what every worker shares is in
-//! `shared`, an event waiting for its episodes in `pending`, the resume tests' hook in `fault`,
-//! the flag that stops a run from outside (the Python package's Ctrl-C) in [`interrupt`];
-//! what the processes of a job must agree on in [`identity`], and the lock that keeps one run
-//! per `--out` in [`lock`].
-//!
-//! Outputs in `<out>/`: `episodes.parquet`, `assignments.parquet`, `fragments.parquet`,
-//! `terms.parquet`, `pairs.parquet`, `job.toml` (the resolved job), `run.json`, the
-//! checkpoints in `_checkpoints/`, and the history of the `--out` ([`history`]):
-//! `lineage.parquet`, `history/` and `_identity/`.
+//! fingerprint matches (`reuse`); the other events, in waves (`placement`), are encoded by units
+//! (`units`) on any worker, and their owners run §3–§6 (the LLM round trip from worker 0:
+//! `estimation`) and write each event's checkpoint as soon as it is done. Then the commit
+//! (`assemble`): process 0 streams the final tables from the checkpoints, one event at a time,
+//! to their names, and writes `run.json`, which lists every table with its sha256 and row count,
+//! last. What workers send each other is in `exchange`, the encoder cache in `cache`, the
+//! progress over workers and processes in `stage_progress`, the errors in [`error`]; what every
+//! worker shares is in `shared`, an event waiting for its episodes in `pending`, the resume
+//! tests' hook in `fault`, the flag that stops a run from outside (the Python package's Ctrl-C)
+//! in [`interrupt`]; what the processes of a job must agree on in [`identity`], the lock that
+//! keeps one run per `--out` in [`lock`], and the history of the `--out` in [`history`].
 
 mod assemble;
 mod cache;
-pub mod checkpoint;
-pub mod commit;
 mod compute;
 mod error;
+mod estimation;
 mod event;
 mod exchange;
 mod fault;
@@ -33,15 +30,12 @@ pub mod history;
 pub mod identity;
 pub mod interrupt;
 pub mod kept;
-mod layout;
-mod llm;
 pub mod lock;
-mod outputs;
 mod pending;
-mod progress;
-mod report;
+mod placement;
 mod reuse;
 mod shared;
+mod stage_progress;
 mod units;
 mod worker;
 
@@ -51,10 +45,10 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub use crate::run_folder::manifest::*;
+pub use crate::run_folder::outputs::Outputs;
 pub use error::RunError;
 pub use interrupt::Interrupt;
-pub use outputs::Outputs;
-pub use report::*;
 
 use crate::background;
 use crate::cluster::Cluster;
@@ -62,12 +56,22 @@ use crate::encoder::fetch::resolve_model;
 use crate::job::Job;
 use crate::llm as llm_api;
 use crate::progress::Stage;
+use crate::run_folder::{checkpoint, commit};
 use crate::stats::{self, Round};
 use crate::storage::Location;
 use assemble::{commit_run, Finished};
-use exchange::Gathered;
+use exchange::GatheredReports;
 pub(crate) use fault::fault;
 use shared::Shared;
+
+/// What a run produced (process 0), and whether it was partial.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// `run.json`'s content.
+    pub report: RunReport,
+    /// Where the outputs are.
+    pub out: String,
+}
 
 /// How a run treats what is already in `--out` (not part of the job: it does not change
 /// results).
@@ -101,7 +105,7 @@ fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
 
 /// What the distributed part of a run gathered (process 0).
 struct Distributed {
-    gathered: Gathered,
+    gathered: GatheredReports,
     models: ModelDirs,
     model_files: BTreeMap<String, String>,
     stages: Vec<StageTime>,
@@ -296,7 +300,7 @@ fn distributed(
         checkpoints_written: AtomicUsize::new(0),
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
-        progress: progress::Progress::new(cluster),
+        progress: stage_progress::Progress::new(cluster),
         pool,
         interrupt: interrupt.clone(),
     });

@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use super::checkpoint::{self, CheckpointError};
 use super::exchange::{router, shuffle, EventReport, ToOwner};
-use super::layout::Layout;
-use super::outputs::Outputs;
-use super::report::EventStatus;
+use super::placement::Placement;
 use super::shared::Shared;
 use super::worker::Ctx;
+use crate::run_folder::checkpoint::{self, CheckpointError};
+use crate::run_folder::manifest::EventStatus;
+use crate::run_folder::outputs::Outputs;
 use crate::storage::Location;
 use crate::tables::Term;
 
@@ -83,7 +83,7 @@ pub(super) type Decided = (String, (String, Decision));
 pub(super) fn decide_events(
     ctx: &Ctx,
     worker: &mut timely::worker::Worker,
-    layout: &Layout,
+    placement: &Placement,
 ) -> Decisions {
     let terms_out: Vec<ToOwner> = ctx
         .shared
@@ -96,12 +96,12 @@ pub(super) fn decide_events(
         .map(|(e, t)| ToOwner::Terms(e, t))
         .collect();
     let mut my_terms: BTreeMap<String, Vec<Term>> = BTreeMap::new();
-    for message in shuffle(worker, terms_out, router(&layout.owners)) {
+    for message in shuffle(worker, terms_out, router(&placement.owners)) {
         if let ToOwner::Terms(e, t) = message {
             my_terms.insert(e, t);
         }
     }
-    let my_events: BTreeSet<String> = layout
+    let my_events: BTreeSet<String> = placement
         .owners
         .iter()
         .filter(|(_, &o)| o == ctx.index)
@@ -111,7 +111,7 @@ pub(super) fn decide_events(
     let mut decisions: BTreeMap<String, (String, Decision)> = BTreeMap::new();
     for event in &my_events {
         let terms = my_terms.get(event).map_or(&[][..], Vec::as_slice);
-        let digest = layout.digests.get(event).copied().unwrap_or_default();
+        let digest = placement.digests.get(event).copied().unwrap_or_default();
         let fingerprint = checkpoint::fingerprint(&ctx.shared.settings, &digest, terms);
         let decision = match &ctx.shared.out {
             Some(out) if !ctx.shared.failed() => {
@@ -140,9 +140,9 @@ pub(super) fn decide_events(
                 "resuming: {} of {} events reused from their checkpoints in {}; computing the \
                  other {}",
                 reused.len(),
-                layout.owners.len(),
+                placement.owners.len(),
                 out.display(),
-                layout.owners.len().saturating_sub(reused.len())
+                placement.owners.len().saturating_sub(reused.len())
             );
         }
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
-use super::progress::Progress;
+use super::stage_progress::Progress;
 use crate::job::Job;
 use crate::llm as llm_api;
 use crate::storage::Location;

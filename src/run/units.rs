@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use super::cache::{cache_path, read_cache, write_cache, UnitEncoding};
-use super::checkpoint::SegmentDigest;
 use super::exchange::{shuffle, EncodedUnit, ToOwner};
 use super::shared::Shared;
 use crate::encoder::{DefaultBackend, Encoder, WordSum};
 use crate::keys;
+use crate::run_folder::checkpoint::SegmentDigest;
 use crate::tables::Segment;
 
 /// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).

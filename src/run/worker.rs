@@ -1,12 +1,12 @@
 //! What one worker of the per-event stages holds throughout, and what it does for every phase:
 //! record an error, write an event's checkpoint.
 
-use super::checkpoint::{self, Checkpoint};
 use super::fault::fault;
-use super::outputs::Outputs;
-use super::report::EventStatus;
 use super::shared::Shared;
 use crate::job::Job;
+use crate::run_folder::checkpoint::{self, Checkpoint};
+use crate::run_folder::manifest::EventStatus;
+use crate::run_folder::outputs::Outputs;
 
 /// What one worker of the per-event stages holds throughout: its place, the shared state and
 /// its own tokio runtime (storage and the LLM).

@@ -1,6 +1,6 @@
 //! The errors of `epimine import` (a dataset folder).
 
-use super::layout::SEGMENTS_FILE;
+use super::files::SEGMENTS_FILE;
 use crate::storage::StorageError;
 
 /// Errors of `epimine import`. Each names the file and, where there is one, the 1-based line.

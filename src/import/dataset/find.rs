@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::ImportError;
-use super::layout::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
+use super::files::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
 use crate::storage::Location;
 
 /// Finds every event folder below `src` and reads its files.

@@ -17,13 +17,13 @@
 //! is written.
 
 mod error;
+mod files;
 mod find;
-mod layout;
 mod parse;
 
 pub use error::ImportError;
+pub use files::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
 pub use find::read_event_files;
-pub use layout::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
 pub use parse::{parse_date, parse_event, EventSummary, ParsedEvent};
 
 use crate::storage::Location;

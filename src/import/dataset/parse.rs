@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::error::ImportError;
-use super::layout::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
+use super::files::{EventFiles, DATES_FILE, EPISODES_FILE, GROUNDTRUTH_FILE, SEGMENTS_FILE};
 use crate::tables::{GoldEpisode, Label, Segment};
 
 /// The lines of a text file with their 1-based numbers; a `\r` before `\n` and a leading BOM

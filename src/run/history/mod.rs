@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub mod files;
-
-pub use files::{is_history, now_ms, rfc3339, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
+pub use crate::run_folder::history::{
+    is_history, now_ms, rfc3339, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR,
+};
 
 use super::error::RunError;
 use crate::lineage::Stamp;
@@ -126,11 +126,12 @@ async fn unfinished_commit(
     out: &Location,
     head: Option<&Head>,
 ) -> Result<Option<CommittedHistory>, StorageError> {
-    if !out.exists(super::commit::MANIFEST).await? {
+    if !out.exists(crate::run_folder::commit::MANIFEST).await? {
         return Ok(None);
     }
-    let Ok(run) = serde_json::from_slice::<CommittedRun>(&out.get(super::commit::MANIFEST).await?)
-    else {
+    let Ok(run) = serde_json::from_slice::<CommittedRun>(
+        &out.get(crate::run_folder::commit::MANIFEST).await?,
+    ) else {
         return Ok(None);
     };
     let Some(h) = run.history else {
@@ -141,8 +142,8 @@ async fn unfinished_commit(
         return Ok(None);
     }
     if !matches!(
-        super::commit::verify(out).await,
-        Ok(super::commit::Verified::Committed(_))
+        crate::run_folder::commit::verify(out).await,
+        Ok(crate::run_folder::commit::Verified::Committed(_))
     ) {
         return Ok(None);
     }

@@ -8,7 +8,8 @@
 
 use sha2::{Digest, Sha256};
 
-use super::report::TableEntry;
+use super::manifest::TableEntry;
+use super::LOCK_DIR;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
@@ -61,9 +62,9 @@ pub fn is_ours(name: &str) -> bool {
         || name == JOB_FILE
         || tables.iter().any(|t| t == name)
         || name.starts_with(&format!("{}/", super::checkpoint::DIR))
-        || name.starts_with(&format!("{}/", super::lock::DIR))
+        || name.starts_with(&format!("{}/", LOCK_DIR))
         || name.starts_with(PROBE_PREFIX)
-        || super::history::files::is_history(name)
+        || super::history::is_history(name)
 }
 
 /// Checks before any work that `--out` can be written (a probe object written and deleted) and

@@ -1,20 +1,20 @@
 //! Where everything of the per-event stages is, known alike to every worker: each worker's
-//! segments, every encoding unit's size and digest, each event's owner ([`read_layout`]), and the
+//! segments, every encoding unit's size and digest, each event's owner ([`read_placement`]), and the
 //! waves the events to compute go in ([`plan_waves`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::checkpoint::SegmentDigest;
 use super::units::{unit_sizes, UnitKey};
 use super::worker::Ctx;
 use crate::keys;
+use crate::run_folder::checkpoint::SegmentDigest;
 use crate::storage::Location;
 use crate::tables::Segment;
 
 /// Where everything is: this worker's segments, every encoding unit's size and digest, each
 /// event's digest and owner.
-pub(super) struct Layout {
+pub(super) struct Placement {
     pub(super) segments: Vec<Segment>,
     pub(super) units: BTreeMap<UnitKey, (u64, SegmentDigest)>,
     pub(super) digests: BTreeMap<String, SegmentDigest>,
@@ -23,7 +23,7 @@ pub(super) struct Layout {
 
 /// This worker's row groups of the corpus, and what every worker learns of all of them: each
 /// encoding unit's size and segment digest, each event's digest and owner.
-pub(super) fn read_layout(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Layout {
+pub(super) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Placement {
     let segments = match Location::parse(&ctx.job().corpus, false)
         .map_err(|e| e.to_string())
         .and_then(|corpus| {
@@ -47,7 +47,7 @@ pub(super) fn read_layout(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Lay
         digests.entry(event.clone()).or_default().add(d);
     }
     let owners = Arc::new(keys::event_owners(&sizes, ctx.peers));
-    Layout {
+    Placement {
         segments,
         units,
         digests,

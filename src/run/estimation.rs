@@ -6,15 +6,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::compute::{finish_counts, set_failed};
-use super::exchange::{router, shuffle, EventReport, Gathered, ToOwner, TrialAnswer};
+use super::exchange::{router, shuffle, EventReport, GatheredReports, ToOwner, TrialAnswer};
 use super::pending::{normalise, Pending};
-use super::report::{EventLlm, Fallback, LlmReport, StageTime};
 use super::units::Encoders;
 use super::worker::Ctx;
 use crate::encoder::{DefaultBackend, Encoder};
 use crate::episodes::{self, EpisodeSpec};
 use crate::job::Job;
 use crate::llm::{self, LlmError};
+use crate::run_folder::manifest::{EventLlm, Fallback, LlmReport, StageTime};
 use crate::tables::{Assignment, Episode};
 
 /// An event's LLM trials: its answers classified against (§6), a failed trial replaced by the
@@ -268,7 +268,7 @@ fn ask_from_worker0(
 
 /// What the LLM round starts from: worker 0's reports (with the prompts) and stages, this
 /// worker's events waiting for answers, the owners and the encoders.
-pub(super) struct Round<'a> {
+pub(super) struct LlmRound<'a> {
     pub(super) reports: BTreeMap<String, EventReport>,
     pub(super) stages: Vec<StageTime>,
     pub(super) pending: BTreeMap<String, (Pending, EventReport)>,
@@ -282,9 +282,9 @@ pub(super) struct Round<'a> {
 pub(super) fn llm_round(
     ctx: &Ctx,
     worker: &mut timely::worker::Worker,
-    round: Round,
-) -> Option<Gathered> {
-    let Round {
+    round: LlmRound,
+) -> Option<GatheredReports> {
+    let LlmRound {
         mut reports,
         mut stages,
         pending,
@@ -310,7 +310,7 @@ pub(super) fn llm_round(
         stage: "classification".into(),
         seconds: started.elapsed().as_secs_f64(),
     });
-    Some(Gathered {
+    Some(GatheredReports {
         llm: Some(llm_report(ctx, &reports, context)?),
         reports,
         stages,

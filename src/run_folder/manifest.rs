@@ -192,7 +192,7 @@ pub struct RunReport {
     /// This run in the history of its `--out`: its number and time, the previous run's, and
     /// its episodes' statuses (`lineage.parquet`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub history: Option<super::history::files::HistoryReport>,
+    pub history: Option<super::history::HistoryReport>,
 }
 
 /// Resident memory around the final assembly, in MiB: when it began, and the peak while it ran
@@ -203,32 +203,4 @@ pub struct AssemblyMemory {
     pub rss_before_mib: f64,
     /// Peak resident while it ran.
     pub peak_mib: f64,
-}
-
-/// A field of `/proc/self/status` in MiB (Linux).
-fn status_mib(field: &str) -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
-/// Resets the kernel's peak-RSS mark of this process and returns the resident memory now.
-pub(super) fn reset_peak_rss() -> Option<f64> {
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    status_mib("VmRSS:")
-}
-
-/// The peak resident memory since the last [`reset_peak_rss`].
-pub(super) fn peak_rss() -> Option<f64> {
-    status_mib("VmHWM:")
-}
-
-/// What a run produced (process 0), and whether it was partial.
-#[derive(Debug)]
-pub struct RunOutcome {
-    /// `run.json`'s content.
-    pub report: RunReport,
-    /// Where the outputs are.
-    pub out: String,
 }

@@ -21,8 +21,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::manifest::EventStatus;
 use super::outputs::Outputs;
-use super::report::EventStatus;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
 use crate::tables::{

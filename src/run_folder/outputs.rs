@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::report::EventStatus;
+use super::manifest::EventStatus;
 use crate::tables::{
     Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Term,
 };
@@ -41,7 +41,7 @@ impl Outputs {
 
     /// Once an event's episodes and assignments are in: its `episode_articles` rows, and its
     /// articles and coverage in `status` ([`crate::coverage`]).
-    pub(super) fn describe(&mut self, segments: &[Segment], status: &mut EventStatus) {
+    pub(crate) fn describe(&mut self, segments: &[Segment], status: &mut EventStatus) {
         self.episode_articles =
             crate::coverage::episode_articles(segments, &self.episodes, &self.assignments);
         status.articles = crate::coverage::articles(segments);

@@ -1,0 +1,239 @@
+//! §3–§4 for one key event, stage by stage (docs/method.md §3–§4): segment terms and salience
+//! ([`partition`]), fragments, top articles, fragment distances and candidate clusters
+//! ([`candidates`], or density clusters), ending in a [`Prepared`] event.
+
+use std::collections::{BTreeSet, HashMap};
+
+use rayon::prelude::*;
+
+use super::params::CHUNK;
+use super::termspace::TermSpace;
+use super::{
+    candidates, names, partition, Candidates, EpisodeParams, EventCounts, EventError, EventInput,
+};
+use crate::grouping::density;
+use crate::progress::steps::Steps;
+use crate::tables::FragmentRow;
+
+/// What §3–§4 leave for §5–§6 of one key event: the kept candidate clusters, and what is
+/// needed to describe and classify against them.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The key event.
+    pub key_event: String,
+    /// Every fragment, with its cluster.
+    pub fragments: Vec<FragmentRow>,
+    /// Stage counts so far.
+    pub counts: EventCounts,
+    /// The kept candidate clusters (after pruning): their segments (indices into the event's
+    /// segments) by descending segment salience.
+    pub groups: Vec<Vec<usize>>,
+    pub(super) space: TermSpace,
+    pub(super) seg_terms: Vec<Vec<usize>>,
+    pub(super) scores: Vec<f64>,
+    /// Per term: boilerplate of articles' openings ([`names::boilerplate_terms`]).
+    pub(super) boilerplate: Vec<bool>,
+}
+
+/// §3–§4 for one key event: segment salience, partitioning into fragments, top articles,
+/// fragment distances, complete-linkage clustering and pruning. Linear in the event's segments
+/// but for the fragment distances and the linkage, which see at most `params.max_fragments`
+/// fragments; `steps` tells where it stands.
+pub fn prepare(
+    input: &EventInput,
+    params: &EpisodeParams,
+    steps: &Steps,
+) -> Result<Prepared, EventError> {
+    let segs = input.segments;
+    if input.embeddings.len() != segs.len() {
+        return Err(EventError::EmbeddingCount {
+            embeddings: input.embeddings.len(),
+            segments: segs.len(),
+        });
+    }
+    let key_event = segs
+        .first()
+        .map(|s| s.key_event.clone())
+        .unwrap_or_default();
+    let space = TermSpace::new(input.terms.clone(), &input.pairs, input.word_vectors);
+    if space.is_empty() {
+        return Err(EventError::NoSalientTerms);
+    }
+    let mut counts = EventCounts {
+        salient_terms: space.len(),
+        ..EventCounts::default()
+    };
+
+    // §3: segment salience and fragments.
+    steps.stage("segment terms", segs.len());
+    let seg_terms: Vec<Vec<usize>> = segs
+        .par_chunks(CHUNK)
+        .flat_map_iter(|chunk| {
+            steps.inc(chunk.len());
+            chunk.iter().map(|s| space.segment_terms(&s.text))
+        })
+        .collect();
+    steps.stage("segment salience", 0);
+    let scores = partition::score_segments(&space, &seg_terms);
+    let salient = partition::salient_segments(&scores);
+    steps.stage("fragments", 0);
+    counts.salient_segments = salient.iter().filter(|&&s| s).count();
+    let docs: Vec<u32> = segs.iter().map(|s| s.doc_id).collect();
+    let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
+    let fragments = partition::partition(&space, &docs, &texts, &seg_terms, &salient);
+    counts.fragments = fragments.len();
+    if fragments.is_empty() {
+        return Err(EventError::NoFragments);
+    }
+
+    // §4: candidates.
+    let scores_only: Vec<f64> = scores.iter().map(|s| s.score).collect();
+    let (groups, cluster_of) = match params.candidates {
+        Candidates::Fragments => {
+            fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps)
+        }
+        Candidates::Density => {
+            let found = density::clusters(input.embeddings, &params.density)?;
+            counts.clusters = found.len();
+            counts.kept_clusters = found.len();
+            (
+                found.into_iter().map(|c| c.members).collect(),
+                HashMap::new(),
+            )
+        }
+        Candidates::Both => {
+            let (mut groups, cluster_of) =
+                fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps);
+            let found = density::clusters(input.embeddings, &params.density)?;
+            counts.clusters += found.len();
+            counts.kept_clusters += found.len();
+            groups.extend(
+                found
+                    .into_iter()
+                    .map(|c| by_salience(c.members, &scores_only)),
+            );
+            (groups, cluster_of)
+        }
+    };
+    let fragment_rows: Vec<FragmentRow> = fragments
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FragmentRow {
+            key_event: key_event.clone(),
+            fragment_id: i as u32,
+            doc_id: f.doc_id,
+            first_seg_idx: segs[f.segments[0]].seg_idx,
+            last_seg_idx: segs[*f.segments.last().expect("fragments are not empty")].seg_idx,
+            cluster: cluster_of.get(&i).copied(),
+        })
+        .collect();
+    let opening: Vec<bool> = (0..segs.len())
+        .map(|i| i == 0 || segs[i].doc_id != segs[i - 1].doc_id)
+        .collect();
+    let boilerplate = names::boilerplate_terms(&seg_terms, &opening, space.len());
+    Ok(Prepared {
+        key_event,
+        fragments: fragment_rows,
+        counts,
+        groups,
+        space,
+        seg_terms,
+        scores: scores_only,
+        boilerplate,
+    })
+}
+
+/// §4 as the paper has it: the top δ articles' fragments, their distances, complete linkage and
+/// pruning. Returns the kept clusters' segments by descending salience, and each clustered
+/// fragment's cluster.
+fn fragment_candidates(
+    space: &TermSpace,
+    fragments: &[partition::Fragment],
+    scores: &[partition::SegmentScore],
+    params: &EpisodeParams,
+    counts: &mut EventCounts,
+    steps: &Steps,
+) -> (Vec<Vec<usize>>, HashMap<usize, u32>) {
+    steps.stage("top articles", 0);
+    let ranks = candidates::article_ranks(fragments, scores);
+    let top = candidates::top_articles(&ranks, params.top_articles, params.min_top_articles);
+    let (chosen, taken) = candidates::capped_top(fragments, &ranks, &top, params.max_fragments);
+    if taken.len() < top.len() {
+        tracing::debug!(
+            "{} of {} top articles ({} fragments) enter the fragment distances (max_fragments)",
+            taken.len(),
+            top.len(),
+            chosen.len()
+        );
+    }
+    counts.top_articles = taken.len();
+    let chosen_refs: Vec<&partition::Fragment> = chosen.iter().map(|&f| &fragments[f]).collect();
+    let distances = candidates::fragment_distances(space, &chosen_refs, steps);
+    steps.stage("candidate clusters", 0);
+    let labels = candidates::cluster(&distances, chosen.len());
+    drop(distances);
+    let n_clusters = labels.iter().copied().max().map_or(0, |m| m + 1);
+    counts.clusters = n_clusters;
+    let mut sizes = vec![0usize; n_clusters];
+    let mut arts: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n_clusters];
+    // Each cluster's fragments, in the chosen order.
+    let mut of_cluster: Vec<Vec<usize>> = vec![Vec::new(); n_clusters];
+    for (k, &f) in chosen.iter().enumerate() {
+        sizes[labels[k]] += fragments[f].segments.len();
+        arts[labels[k]].insert(fragments[f].doc_id);
+        of_cluster[labels[k]].push(f);
+    }
+    let n_arts: Vec<usize> = arts.iter().map(BTreeSet::len).collect();
+    let keep = candidates::keep_clusters(&sizes, &n_arts, params.prune);
+    counts.kept_clusters = keep.iter().filter(|&&k| k).count();
+    let cluster_of: HashMap<usize, u32> = chosen
+        .iter()
+        .enumerate()
+        .map(|(k, &f)| (f, labels[k] as u32))
+        .collect();
+    let scores: Vec<f64> = scores.iter().map(|s| s.score).collect();
+    let groups = of_cluster
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, keep)| *keep)
+        .map(|(members, _)| {
+            let members: Vec<usize> = members
+                .into_iter()
+                .flat_map(|f| fragments[f].segments.iter().copied())
+                .collect();
+            by_salience(members, &scores)
+        })
+        .collect();
+    (groups, cluster_of)
+}
+
+/// Segments by descending salience score (ties by position), each once.
+pub(super) fn by_salience(mut members: Vec<usize>, scores: &[f64]) -> Vec<usize> {
+    members.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    members.dedup();
+    members
+}
+
+impl Prepared {
+    /// The `n` most salient segments of each kept cluster (the LLM's input, §5).
+    pub fn top_segments(&self, n: usize) -> Vec<Vec<usize>> {
+        self.groups
+            .iter()
+            .map(|g| g.iter().take(n).copied().collect())
+            .collect()
+    }
+
+    /// The keywords of each of `groups` (segment indices): the terms that set it apart from
+    /// the event's other segments, boilerplate left out ([`names`]), `n` each.
+    pub(super) fn keywords(&self, groups: &[Vec<usize>], n: usize) -> Vec<Vec<String>> {
+        let synonyms: Vec<u32> = self.space.terms.iter().map(|t| t.group).collect();
+        names::distinctive_terms(groups, &self.seg_terms, &self.boilerplate, &synonyms, n)
+            .into_iter()
+            .map(|ids| {
+                ids.into_iter()
+                    .map(|t| self.space.terms[t].term.clone())
+                    .collect()
+            })
+            .collect()
+    }
+}
