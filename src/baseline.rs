@@ -33,9 +33,12 @@ pub enum BaselineError {
     /// The encoder failed.
     #[error("encoder: {0}")]
     Encoder(#[from] encoder::EncoderError),
-    /// The clustering failed, or no runtime could be started.
+    /// The clustering failed.
     #[error("model: {0}")]
     Model(String),
+    /// No async runtime could be started.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
     /// The density settings are invalid.
     #[error(transparent)]
     Density(#[from] density::DensityError),
@@ -179,10 +182,7 @@ where
         &dyn Fn() -> Result<Vectors, BaselineError>,
     ) -> Result<Clusters, BaselineError>,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| BaselineError::Model(e.to_string()))?;
+    let runtime = crate::runtime::multi_thread()?;
     let (segments, gold) = read_corpus(&runtime, corpus, baseline.needs_gold)?;
     let out = Location::parse(out, true)?;
     let source = baseline.source;

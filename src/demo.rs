@@ -23,6 +23,12 @@ pub enum DemoError {
     /// The run failed.
     #[error(transparent)]
     Run(#[from] crate::run::RunError),
+    /// No async runtime could be started.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
+    /// The run returned no outcome: the demo runs in one process, which is process 0.
+    #[error("model: the demo runs in one process")]
+    NotProcessZero,
 }
 
 /// One example event: theme, name, dates, articles of (label, text), gold episodes.
@@ -320,10 +326,7 @@ pub fn demo(
     let out = out.trim_end_matches('/');
     let corpus_path = format!("{out}/corpus");
     let run_path = format!("{out}/run");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| DemoError::Run(crate::run::RunError::Model(e.to_string())))?;
+    let runtime = crate::runtime::current_thread()?;
     let corpus = Location::parse(&corpus_path, true)?;
     let synthetic = crate::synth::generate(events, docs_per_event, 7);
     runtime.block_on(crate::synth::write(&corpus, &synthetic))?;
@@ -335,11 +338,7 @@ pub fn demo(
     };
     job.encoder.model = model.to_string();
     job.cluster.workers = workers.max(1);
-    let outcome = crate::run::run(&job)?.ok_or_else(|| {
-        DemoError::Run(crate::run::RunError::Model(
-            "the demo runs in one process".into(),
-        ))
-    })?;
+    let outcome = crate::run::run(&job)?.ok_or(DemoError::NotProcessZero)?;
     let run = Location::parse(&run_path, false)?;
     let eval = runtime.block_on(eval::eval(&corpus, &run, eval::DEFAULT_K))?;
     Ok(DemoOutcome {

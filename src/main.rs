@@ -555,13 +555,10 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     epimine::encoder::tune_allocator();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match epimine::runtime::multi_thread() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            eprintln!("error: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };

@@ -134,12 +134,7 @@ fn stop(py: Python<'_>, interrupt: &Interrupt, stopped_by: &mut Option<PyErr>, e
 fn runtime() -> Result<&'static tokio::runtime::Runtime, Failure> {
     static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        })
+        .get_or_init(|| epimine::runtime::multi_thread().map_err(|e| e.0))
         .as_ref()
         .map_err(|e| Failure::new(Kind::Other, format!("cannot start the async runtime: {e}")))
 }

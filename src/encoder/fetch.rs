@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::digest::hex;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -442,10 +443,6 @@ fn http_error(url: &str, e: reqwest::Error) -> String {
         source = cause.source();
     }
     format!("{url}: {text}")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug, Deserialize)]

@@ -240,7 +240,7 @@ impl Client {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        crate::digest::hex(&h.finalize())
     }
 
     fn cache_path(

@@ -31,7 +31,7 @@ pub(super) fn cache_key(
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex(&h.finalize())
 }
 
 /// The cache file's first bytes (version 2: word sums in f64, per encoding unit).
@@ -162,7 +162,7 @@ mod tests {
             h.update((t.len() as u64).to_le_bytes());
             h.update(t.as_bytes());
         }
-        let before: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let before = crate::digest::hex(&h.finalize());
         assert_eq!(f32_key, before);
     }
 }

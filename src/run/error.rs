@@ -22,9 +22,9 @@ pub enum RunError {
     /// The encoder failed to load.
     #[error("encoder: {0}")]
     Encoder(#[from] encoder::EncoderError),
-    /// The model could not be found or fetched.
-    #[error("model: {0}")]
-    Model(String),
+    /// No async runtime could be started.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
     /// The model is neither a folder nor in the cache, or its fetch failed.
     #[error("model: {0}")]
     Resolve(#[from] encoder::fetch::ResolveError),

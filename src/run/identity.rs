@@ -65,7 +65,7 @@ async fn corpus_files(corpus: &str) -> String {
                 .collect();
             let bytes: u64 = files.iter().map(|(_, s)| s).sum();
             let digest = Sha256::digest(format!("{files:?}"));
-            let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+            let hex = crate::digest::hex(&digest[..6]);
             format!("{} file(s), {bytes} bytes, digest {hex}", files.len())
         }
         Err(e) => format!("(unreadable: {e})"),

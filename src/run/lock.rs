@@ -240,10 +240,7 @@ fn start_refresh(
     let spawned = std::thread::Builder::new()
         .name("run-lock".into())
         .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let runtime = match crate::runtime::current_thread() {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!("the lock of {} is not refreshed: {e}", out.display());
@@ -346,10 +343,7 @@ mod tests {
     use super::*;
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
+        crate::runtime::current_thread().unwrap()
     }
 
     #[test]

@@ -86,15 +86,13 @@ pub struct RunOptions {
 }
 
 fn sha256_files(dir: &Path) -> BTreeMap<String, String> {
-    use sha2::{Digest, Sha256};
     let mut out = BTreeMap::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let path = e.path();
             if path.is_file() {
                 if let Ok(bytes) = std::fs::read(&path) {
-                    let hash = Sha256::digest(&bytes);
-                    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+                    let hex = crate::digest::sha256_hex(&bytes);
                     out.insert(e.file_name().to_string_lossy().into_owned(), hex);
                 }
             }
@@ -359,10 +357,7 @@ pub fn run_interruptible(
     for warning in job.warnings() {
         tracing::warn!("{warning}");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Model(e.to_string()))?;
+    let runtime = crate::runtime::multi_thread()?;
     // The layout (flags, job, launcher) and this process's address, before any work.
     let mut cluster = job
         .cluster
@@ -483,10 +478,7 @@ fn open_out(
 /// group sense (§2); writes `terms.parquet` and `pairs.parquet` (process 0), the same tables
 /// `epimine run` writes. `None` outside process 0.
 pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Model(e.to_string()))?;
+    let runtime = crate::runtime::multi_thread()?;
     let cluster = job
         .cluster
         .resolve()?

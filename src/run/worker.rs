@@ -21,10 +21,7 @@ impl<'a> Ctx<'a> {
     /// `None` (the error recorded) when no runtime starts.
     pub(super) fn start(worker: &timely::worker::Worker, shared: &'a Shared) -> Option<Self> {
         let (index, peers) = (worker.index(), worker.peers());
-        match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
+        match crate::runtime::current_thread() {
             Ok(runtime) => Some(Self {
                 index,
                 peers,
@@ -32,7 +29,7 @@ impl<'a> Ctx<'a> {
                 runtime,
             }),
             Err(e) => {
-                fail(shared, index, format!("cannot start a tokio runtime: {e}"));
+                fail(shared, index, e.to_string());
                 None
             }
         }

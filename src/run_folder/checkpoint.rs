@@ -21,6 +21,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::digest::hex;
+
 use super::manifest::EventStatus;
 use super::outputs::Outputs;
 use crate::job::Job;
@@ -70,10 +72,6 @@ pub fn object_name(key_event: &str) -> String {
         .collect();
     let hash = hex(&Sha256::digest(key_event.as_bytes()))[..16].to_string();
     format!("{DIR}/{readable}-{hash}.ckpt")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An order-independent digest of a multiset of segments: the count and the sum (four wrapping

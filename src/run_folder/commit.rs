@@ -6,8 +6,6 @@
 //! `epimine eval`) trusts an `--out` only when `run.json` is there and every file it lists
 //! matches.
 
-use sha2::{Digest, Sha256};
-
 use super::manifest::TableEntry;
 use super::LOCK_DIR;
 use crate::storage::{Location, StorageError};
@@ -94,13 +92,7 @@ pub async fn check_out(out: &Location, process: usize, overwrite: bool) -> Resul
     Ok(())
 }
 
-/// sha256 of bytes, hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::digest::sha256_hex;
 
 /// What [`verify`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,6 +42,9 @@ pub enum StatsError {
     /// Timely could not start or a worker panicked.
     #[error("dataflow: {0}")]
     Timely(String),
+    /// No async runtime could be started.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
     /// Some worker (maybe in another process) failed to read its input; nothing was written.
     #[error("{0} worker(s) failed to read their input; nothing was written (see their errors)")]
     WorkersFailed(isize),
@@ -172,10 +175,9 @@ fn execute(
     let worker_errors = Arc::clone(&errors);
     let results = crate::cluster::execute(cluster, move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime per worker");
+        // A worker with no runtime reads nothing and says so in the dataflow, like a worker
+        // whose input fails, so that every worker still takes part and the run ends.
+        let runtime = crate::runtime::current_thread();
         let n_bg = background.n_docs();
         let bg: HashMap<keys::TermId, u32> = background
             .doc_freq_shard(index, peers)
@@ -186,7 +188,18 @@ fn execute(
         // fails to read reports it in the dataflow, and the results are then refused.
         let started = std::time::Instant::now();
         let mut read = |round: usize, feed: &mut dyn FnMut(&[Segment])| -> bool {
-            match stream_shard(&runtime, &rounds[round].corpus, index, peers, feed) {
+            let runtime = match &runtime {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    tracing::debug!(worker = index, "{e}");
+                    worker_errors
+                        .lock()
+                        .expect("error list")
+                        .push(e.clone().into());
+                    return false;
+                }
+            };
+            match stream_shard(runtime, &rounds[round].corpus, index, peers, feed) {
                 Ok(()) => true,
                 Err(e) => {
                     // Reported once, by the caller (every worker may fail the same way).
@@ -273,10 +286,7 @@ pub fn run(
     out: &str,
     cluster: &Cluster,
 ) -> Result<Option<StatsOutput>, StatsError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| StatsError::Timely(e.to_string()))?;
+    let runtime = crate::runtime::current_thread()?;
     // A corpus that cannot be read is an error before any work.
     let corpus_loc = Location::parse(corpus, false).map_err(CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus_loc))?;

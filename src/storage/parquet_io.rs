@@ -167,7 +167,7 @@ impl<T: Table> TableWriter<T> {
         use sha2::Digest;
         let hash = sink.hasher.finalize();
         Ok(Written {
-            sha256: hash.iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: crate::digest::hex(&hash),
             rows: self.rows,
             bytes: sink.bytes,
         })
