@@ -548,7 +548,7 @@ pub enum ModelsCommand {
 #[derive(Debug, Args)]
 pub struct FetchArgs {
     /// The model: all-MiniLM-L6-v2 or all-mpnet-base-v2 (its cache name or Hugging Face id).
-    #[arg(default_value = "all-MiniLM-L6-v2")]
+    #[arg(default_value = crate::job::DEFAULT_MODEL)]
     pub model: String,
     /// The model cache (default: $EPIMINE_MODELS, else ~/.cache/epimine/models).
     #[arg(long)]

@@ -9,12 +9,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::ClusterSettings;
-use crate::encoder::{AutotuneLevel, EncoderOptions, Precision, ShapePolicy, DEFAULT_BATCH_SIZE};
+use crate::encoder::{AutotuneLevel, EncoderOptions, Precision, ShapePolicy};
 use crate::episodes::EpisodeParams;
 use crate::llm::LlmConfig;
 
-/// The default encoder model: a name in the model cache.
-pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+/// The default encoder model: a name in the model cache (the one `epimine models fetch` fetches
+/// by default).
+pub const DEFAULT_MODEL: &str = crate::encoder::fetch::DEFAULT_MODEL_NAME;
 /// Expansion bound: a non-salient word whose best cosine to a salient term reaches it joins T.
 pub const DEFAULT_EXPANSION: f64 = 0.75;
 /// Synonym bound: terms whose nearest neighbour is at least this similar share a group.
@@ -102,14 +103,16 @@ pub struct EncoderConfig {
 
 impl Default for EncoderConfig {
     fn default() -> Self {
+        // How the encoder runs: the encoder's own defaults, set in one place.
+        let options = EncoderOptions::default();
         Self {
             model: DEFAULT_MODEL.into(),
             sentence_model: None,
-            batch_size: DEFAULT_BATCH_SIZE,
-            int8: false,
+            batch_size: options.batch_size,
+            int8: options.int8,
             cache_dir: None,
-            shapes: ShapePolicy::default_for_build(),
-            precision: Precision::F32,
+            shapes: options.shapes,
+            precision: options.precision,
             warmup: cfg!(feature = "cuda"),
             kernel_cache: None,
             autotune: AutotuneLevel::Balanced,

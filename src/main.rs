@@ -369,7 +369,11 @@ async fn run_command(args: cli::RunArgs) -> anyhow::Result<ExitStatus> {
 /// The summary of a run (process 0): events done, the LLM's fallbacks, the skipped events.
 fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     let report = &outcome.report;
-    let ok = report.events.iter().filter(|e| e.status == "ok").count();
+    let ok = report
+        .events
+        .iter()
+        .filter(|e| e.status == epimine::run::Outcome::Ok)
+        .count();
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     println!(
@@ -404,7 +408,11 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     if report.llm.is_some() {
         print_llm_fallbacks(report);
     }
-    for e in report.events.iter().filter(|e| e.status != "ok") {
+    for e in report
+        .events
+        .iter()
+        .filter(|e| e.status != epimine::run::Outcome::Ok)
+    {
         println!(
             "skipped {}: {}",
             e.key_event,

@@ -13,7 +13,7 @@ use super::error::EncoderError;
 use super::host::{host_block, tensor_values};
 use super::model::{EncoderInput, EncoderModel};
 use super::ops::EncoderBackend;
-use super::options::{EncoderOptions, Precision, DEFAULT_BATCH_SIZE};
+use super::options::{EncoderOptions, Precision};
 use super::shapes::{self, ShapePolicy};
 use super::tokenize::TextTokenizer;
 use super::{loader, quant};
@@ -57,17 +57,18 @@ impl<B: EncoderBackend> Encoder<B> {
             TextTokenizer::from_file(&dir.join("tokenizer.json"), sentence.max_seq_length)?;
         let mut model = config.init::<B>(device);
         loader::load_weights(&mut model, &dir.join("model.safetensors"))?;
+        let options = EncoderOptions::default();
         Ok(Self {
             config,
             sentence,
             model,
             tokenizer,
             device: device.clone(),
-            batch_size: DEFAULT_BATCH_SIZE,
+            batch_size: options.batch_size,
             concurrency: default_concurrency(),
             quant: None,
-            shapes: ShapePolicy::default_for_build(),
-            precision: Precision::F32,
+            shapes: options.shapes,
+            precision: options.precision,
             full_bias: B::FULL_BIAS,
             shape_log: shapes::ShapeLog::default(),
         })

@@ -9,6 +9,7 @@ use super::read::Manifest;
 use super::timeline::timeline;
 use super::view::{EpisodeView, EventView};
 use crate::coverage::percent;
+use crate::run_folder::manifest::Outcome;
 
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px;color:#1d2330;background:#fff}
@@ -74,7 +75,10 @@ pub(super) fn page(
     options: &ReportOptions,
 ) -> String {
     let mut out = String::with_capacity(64 * 1024);
-    let n_failed = views.iter().filter(|v| v.line.status != "ok").count();
+    let n_failed = views
+        .iter()
+        .filter(|v| v.line.status != Outcome::Ok)
+        .count();
     let n_episodes: usize = views.iter().map(|v| v.episodes.len()).sum();
     let _ = write!(
         out,
@@ -131,10 +135,10 @@ pub(super) fn page(
 fn index(out: &mut String, views: &[EventView]) {
     out.push_str("<table id=\"index\"><thead><tr><th>key event</th><th>theme</th><th>status</th><th class=\"n\">segments</th><th class=\"n\">episodes</th><th class=\"n\" title=\"share of the event's segments / articles in some episode\">in an episode</th><th>from</th><th>to</th></tr></thead><tbody>\n");
     for (i, v) in views.iter().enumerate() {
-        let status = if v.line.status == "ok" {
+        let status = if v.line.status == Outcome::Ok {
             "ok".to_string()
         } else {
-            escape(&v.line.status)
+            escape(v.line.status.as_str())
         };
         let _ = writeln!(
             out,
@@ -158,8 +162,8 @@ fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOpti
     let _ = write!(
         out,
         "<section class=\"event status-{}\" id=\"ev-{i}\" data-key-event=\"{k}\">\n<details><summary><h2>{k}</h2><span class=\"muted\">{} · {} segments · {} episodes · {} – {}</span></summary>\n",
-        escape(&v.line.status),
-        escape(&v.line.status),
+        escape(v.line.status.as_str()),
+        escape(v.line.status.as_str()),
         v.line.segments,
         v.episodes.len(),
         date_or_dash(v.corpus_days.keys().next().copied()),
@@ -178,11 +182,11 @@ fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOpti
             v.articles.saturating_sub(v.assigned_articles),
         );
     }
-    if v.line.status != "ok" {
+    if v.line.status != Outcome::Ok {
         let _ = writeln!(
             out,
             "<p class=\"error\">{}: {}</p>",
-            escape(&v.line.status),
+            escape(v.line.status.as_str()),
             escape(v.line.error.as_deref().unwrap_or("no reason given"))
         );
     }

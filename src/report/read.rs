@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::error::ReportError;
 use super::options::{ReportOptions, SegmentOrder};
 use crate::run_folder::commit;
+use crate::run_folder::manifest::Outcome;
 use crate::storage::Location;
 use crate::tables::{Assignment, Segment};
 
@@ -13,7 +14,7 @@ use crate::tables::{Assignment, Segment};
 #[derive(Debug, Clone, serde::Deserialize)]
 pub(super) struct EventLine {
     pub(super) key_event: String,
-    pub(super) status: String,
+    pub(super) status: Outcome,
     pub(super) error: Option<String>,
     pub(super) segments: usize,
 }
@@ -86,7 +87,7 @@ pub(super) fn baseline_manifest(
                 let ok = with_episodes.contains(key.as_str());
                 EventLine {
                     key_event: key.clone(),
-                    status: if ok { "ok" } else { "skipped" }.into(),
+                    status: if ok { Outcome::Ok } else { Outcome::Skipped },
                     error: (!ok).then(|| format!("{source}: no episode")),
                     segments: *segments,
                 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::error::ReportError;
 use super::options::ReportOptions;
 use super::read::{ByEpisode, CorpusEvent, EventLine, Found, FoundMap, Manifest};
+use crate::run_folder::manifest::Outcome;
 use crate::tables::{Assignment, Episode, Lineage, Segment};
 
 /// One episode as the page shows it.
@@ -79,7 +80,7 @@ pub(super) fn check_corpus(inputs: &Inputs, assignments: &[Assignment]) -> Resul
                     line.key_event
                 )))
             }
-            Some((n, _, _, _)) if *n != line.segments && line.status == "ok" => {
+            Some((n, _, _, _)) if *n != line.segments && line.status == Outcome::Ok => {
                 return Err(mismatch(format!(
                     "event `{}` has {n} segments in the corpus, {} in run.json",
                     line.key_event, line.segments

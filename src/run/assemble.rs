@@ -13,6 +13,7 @@ use crate::cluster::Cluster;
 use crate::job::Job;
 use crate::run_folder::checkpoint;
 use crate::run_folder::commit;
+use crate::run_folder::manifest::Outcome;
 use crate::run_folder::manifest::{
     AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime, TableEntry,
 };
@@ -91,9 +92,9 @@ pub(super) fn commit_run(
         stages,
         llm: gathered.llm,
         // Skipped events, and events whose LLM trials fell back to no-LLM episodes.
-        partial: statuses
-            .iter()
-            .any(|s| s.status != "ok" || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())),
+        partial: statuses.iter().any(|s| {
+            s.status != Outcome::Ok || s.llm.as_ref().is_some_and(|l| !l.fallbacks.is_empty())
+        }),
         events: statuses,
         checkpoints: summary,
         tables,
@@ -167,7 +168,7 @@ async fn assemble_tables(
                 }
             };
             let o = c.outputs;
-            let found = (status.status == "ok").then_some(o.episode_keys);
+            let found = (status.status == Outcome::Ok).then_some(o.episode_keys);
             lineage.event(&status.key_event, found).await?;
             episodes.push(o.episodes).await?;
             assignments.push(o.assignments).await?;

@@ -11,6 +11,7 @@ use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
 use crate::progress::steps::Steps;
 use crate::run_folder::manifest::EventStatus;
+use crate::run_folder::manifest::Outcome;
 use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
@@ -101,7 +102,7 @@ pub(super) fn finish_counts(
 ) {
     status.counts.episodes = episodes;
     status.counts.assigned = assigned;
-    if episodes == 0 && status.status == "ok" {
+    if episodes == 0 && status.status == Outcome::Ok {
         set_failed(
             status,
             episodes::EventError::NoEpisodes(params.min_segments).to_string(),
@@ -111,7 +112,7 @@ pub(super) fn finish_counts(
 
 pub(super) fn set_failed(status: &mut EventStatus, error: String) {
     tracing::warn!("{}: skipped: {error}", status.key_event);
-    status.status = "failed".into();
+    status.status = Outcome::Failed;
     status.error = Some(error);
 }
 

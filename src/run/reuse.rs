@@ -9,6 +9,7 @@ use super::shared::Shared;
 use super::worker::Ctx;
 use crate::run_folder::checkpoint::{self, CheckpointError};
 use crate::run_folder::manifest::EventStatus;
+use crate::run_folder::manifest::Outcome;
 use crate::run_folder::outputs::Outputs;
 use crate::storage::Location;
 use crate::tables::Term;
@@ -37,7 +38,7 @@ pub(super) fn decide(
         Ok(Some(c)) if c.fingerprint != fingerprint => {
             Decision::Compute(Some("its segments, statistics or settings changed".into()))
         }
-        Ok(Some(c)) if c.status.status != "ok" => Decision::Compute(Some(format!(
+        Ok(Some(c)) if c.status.status != Outcome::Ok => Decision::Compute(Some(format!(
             "it failed: {}",
             c.status.error.as_deref().unwrap_or("?")
         ))),

@@ -8,13 +8,43 @@ use crate::episodes::EventCounts;
 use crate::job::Job;
 use crate::llm;
 
+/// How an event ended, as `run.json` spells it (`"ok"`, `"failed"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Its stages finished (it may still have fallen back to no-LLM episodes).
+    Ok,
+    /// It produced no episodes; `error` says why.
+    Failed,
+    /// A baseline's event with no episode (only in `epimine report`'s view of a baseline's
+    /// output, which has no `run.json`; a run never writes it).
+    Skipped,
+}
+
+impl Outcome {
+    /// The word `run.json` and the report use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Failed => "failed",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One event's status in `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventStatus {
     /// The key event.
     pub key_event: String,
     /// `ok` or `failed`.
-    pub status: String,
+    pub status: Outcome,
     /// Why it failed.
     pub error: Option<String>,
     /// Segments.
@@ -47,7 +77,7 @@ impl EventStatus {
     pub fn new(key_event: &str) -> Self {
         Self {
             key_event: key_event.to_string(),
-            status: "ok".into(),
+            status: Outcome::Ok,
             error: None,
             segments: 0,
             articles: 0,
