@@ -238,14 +238,6 @@ pub fn is_complete(dir: &Path) -> bool {
     REQUIRED_FILES.iter().all(|f| dir.join(f).is_file())
 }
 
-/// Puts the default model into `cache` (unless it is there) and returns its folder.
-pub async fn fetch_default_model(
-    cache: &Path,
-    sources: &Sources,
-) -> Result<(PathBuf, Fetched), FetchError> {
-    fetch_model(cache, &KNOWN_MODELS[0], sources).await
-}
-
 /// Puts `model` into `cache` as `<cache>/<name>` (unless it is there) and returns its folder.
 pub async fn fetch_model(
     cache: &Path,

@@ -191,12 +191,6 @@ impl<B: EncoderBackend> Encoder<B> {
         self
     }
 
-    /// Sets how many batches run at once (at least 1); see [`default_concurrency`].
-    pub fn with_concurrency(mut self, concurrency: usize) -> Self {
-        self.concurrency = concurrency.max(1);
-        self
-    }
-
     /// The embedding width.
     pub fn dim(&self) -> usize {
         self.config.hidden_size

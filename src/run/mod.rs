@@ -478,6 +478,7 @@ fn open_out(
 /// group sense (§2); writes `terms.parquet` and `pairs.parquet` (process 0), the same tables
 /// `epimine run` writes. `None` outside process 0.
 pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunError> {
+    job.validate()?;
     let runtime = crate::runtime::multi_thread()?;
     let cluster = job
         .cluster

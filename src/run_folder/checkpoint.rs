@@ -399,28 +399,6 @@ pub async fn write(out: &Location, c: &Checkpoint) -> Result<(), CheckpointError
     Ok(())
 }
 
-/// Reads an event's checkpoint whole (its sha256 checked) but decodes only its header: the
-/// fingerprint and status, enough to decide whether it can be reused.
-pub async fn read_status(
-    out: &Location,
-    key_event: &str,
-) -> Result<Option<(String, EventStatus)>, CheckpointError> {
-    let name = object_name(key_event);
-    if !out.exists(&name).await? {
-        return Ok(None);
-    }
-    let data = out.get(&name).await?;
-    let location = out.display_child(&name);
-    let (header, _) = open(&data, &location)?;
-    if header.key_event != key_event || header.status.key_event != key_event {
-        return Err(CheckpointError::Corrupt {
-            location,
-            reason: format!("it holds `{}`", header.key_event),
-        });
-    }
-    Ok(Some((header.fingerprint, header.status)))
-}
-
 /// Reads an event's checkpoint: `Ok(None)` when there is none.
 pub async fn read(out: &Location, key_event: &str) -> Result<Option<Checkpoint>, CheckpointError> {
     let name = object_name(key_event);
