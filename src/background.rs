@@ -1,4 +1,4 @@
-//! The background corpus (ALGORITHM.md §1): `bgf(w)`, the number of background documents that
+//! The background corpus (docs/method.md §1): `bgf(w)`, the number of background documents that
 //! contain the whole token w, and `N_bg`, the number of documents.
 //!
 //! A background is either a text file with one document a line, or a table made once from such

@@ -81,7 +81,7 @@ pub struct RunArgs {
     /// The corpus (from `epimine import` or `epimine synth`).
     #[arg(long)]
     pub corpus: Option<String>,
-    /// General-news text that tells an event's own words from everyday ones (ALGORITHM.md §1):
+    /// General-news text that tells an event's own words from everyday ones (docs/method.md §1):
     /// one article a line, or a table from `epimine background build`. Default: the corpus's
     /// own articles.
     #[arg(long)]

@@ -1,5 +1,5 @@
 //! `epimine encode`: a text file (one text a line) → the sentence embedding table, or with
-//! `--words` the static word table of the whole file as one key event (ALGORITHM.md §1 static
+//! `--words` the static word table of the whole file as one key event (docs/method.md §1 static
 //! word representations, §6 segment embeddings).
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! `epimine eval`: k-prec, k-recall and k-F1 of detected episodes against gold labels
-//! (paper appendix C; ALGORITHM.md §7).
+//! (paper appendix C; docs/method.md §7).
 //!
 //! For one key event with N described gold episodes:
 //! - a detected episode *counts* when it has at least k segments;

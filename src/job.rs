@@ -1,7 +1,7 @@
 //! Job files: CLI flags + a TOML job file + `--set key=value` overrides become one validated
 //! [`Job`], which is saved next to the outputs (`job.toml`, and inside `run.json`).
 //!
-//! Every parameter of ALGORITHM.md has the paper's default here (δ = 25%, expansion 0.75,
+//! Every parameter of the method (docs/method.md) has the paper's default here (δ = 25%, expansion 0.75,
 //! synonym 0.85, μ − σ bounds, the paper's confidence rule).
 
 use std::path::Path;
@@ -64,7 +64,7 @@ pub struct EncoderConfig {
     /// A model directory, or a name in the model cache (`$EPIMINE_MODELS`, else
     /// `~/.cache/epimine/models`).
     pub model: String,
-    /// A second model for the sentence embeddings alone (ALGORITHM.md §6), e.g.
+    /// A second model for the sentence embeddings alone (docs/method.md §6), e.g.
     /// `all-mpnet-base-v2` (the paper's); `model` then makes only the static word vectors (§1).
     /// A folder or a name in the model cache, like `model`. It costs a second forward pass over
     /// every segment. Unset: `model` makes both from one pass.
@@ -132,7 +132,7 @@ impl EncoderConfig {
     }
 }
 
-/// The term section (ALGORITHM.md §1).
+/// The term section (docs/method.md §1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TermConfig {
@@ -206,7 +206,7 @@ pub struct Job {
     /// Timely layout (what it leaves open comes from the launcher: Slurm, Kubernetes).
     #[serde(default)]
     pub cluster: ClusterSettings,
-    /// LLM episode estimation (ALGORITHM.md §5); `backend = "none"` by default.
+    /// LLM episode estimation (docs/method.md §5); `backend = "none"` by default.
     #[serde(default)]
     pub llm: LlmConfig,
     /// `epimine import --articles`: column names, bad rows, how articles are cut.

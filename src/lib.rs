@@ -6,7 +6,7 @@
 //!   [`cluster`] is the layout of processes and workers, [`message`] how an error reads;
 //! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
 //!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
-//!   and sentence encoders (ALGORITHM.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
+//!   and sentence encoders (docs/method.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
 //!   linkage cut, [`llm`] the LLM client (§5), [`stats`] the statistics dataflow (§1–§2),
 //!   [`episodes`] the per-event stages (§3–§6), [`lineage`] episodes followed from run to run,
 //!   and [`job`] a run's settings, theirs together;

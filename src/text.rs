@@ -1,4 +1,4 @@
-//! Tokens and terms (ALGORITHM.md §1): lower-case, ASCII and common Unicode punctuation to
+//! Tokens and terms (docs/method.md §1): lower-case, ASCII and common Unicode punctuation to
 //! spaces, split on white space; English stop words (scikit-learn's list) are never terms.
 
 /// scikit-learn's `ENGLISH_STOP_WORDS` (318 words), sorted for binary search.

@@ -12,7 +12,7 @@ use epimine::storage::Location;
 use epimine::tables::{Pair, Segment, Term};
 use util::*;
 
-/// The sequential reference: every statistic of ALGORITHM.md §1–§2 (no vectors) with plain maps.
+/// The sequential reference: every statistic of docs/method.md §1–§2 (no vectors) with plain maps.
 fn reference(segments: &[Segment], background: &[String]) -> (Vec<Term>, Vec<Pair>) {
     let n_bg = background.len() as f64;
     let mut bgf: HashMap<String, u32> = HashMap::new();

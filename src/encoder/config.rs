@@ -1,4 +1,4 @@
-//! Encoder configuration (ALGORITHM.md §1 word encoder, §6 sentence encoder): the Hugging Face
+//! Encoder configuration (docs/method.md §1 word encoder, §6 sentence encoder): the Hugging Face
 //! `config.json` of a BERT or MPNet model, and the sentence-transformers files beside it that say
 //! how a sentence embedding is made (`modules.json`, `sentence_bert_config.json`,
 //! `1_Pooling/config.json`).

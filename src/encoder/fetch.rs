@@ -1,5 +1,5 @@
 //! `epimine models fetch [NAME]`: puts a known encoder into the model cache: the default
-//! all-MiniLM-L6-v2 (both roles of ALGORITHM.md §1 and §6), or all-mpnet-base-v2 (the paper's
+//! all-MiniLM-L6-v2 (both roles of docs/method.md §1 and §6), or all-mpnet-base-v2 (the paper's
 //! sentence model, §6).
 //!
 //! Sources, in order:

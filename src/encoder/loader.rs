@@ -1,4 +1,4 @@
-//! Hugging Face `model.safetensors` → burn (ALGORITHM.md §1, §6: the encoders run the published
+//! Hugging Face `model.safetensors` → burn (docs/method.md §1, §6: the encoders run the published
 //! weights). Loads through burn-store: [`SafetensorsStore`], a [`KeyRemapper`] with the key map
 //! below, and [`PyTorchToBurnAdapter`], which transposes linear weights (PyTorch stores
 //! `[out, in]`, burn `[in, out]`).

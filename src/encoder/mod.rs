@@ -1,4 +1,4 @@
-//! The word and sentence encoders (ALGORITHM.md §1 static word representations, §6 segment
+//! The word and sentence encoders (docs/method.md §1 static word representations, §6 segment
 //! embeddings), on burn, from Hugging Face weights.
 //!
 //! - [`Encoder::sentence_embeddings`]: one vector per text, as sentence-transformers computes it

@@ -1,4 +1,4 @@
-//! The transformer encoder behind both EpiMine encoders (ALGORITHM.md §1 static word vectors,
+//! The transformer encoder behind both EpiMine encoders (docs/method.md §1 static word vectors,
 //! §6 sentence embeddings): BERT and MPNet, generic over the burn backend.
 //!
 //! Laid out as tracel-ai/models' `bert-burn`: [`ModelConfig::init`] builds the module with

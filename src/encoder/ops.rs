@@ -1,5 +1,5 @@
 //! The encoder operations a backend may run faster than burn's generic composition
-//! (ALGORITHM.md §1, §6: the encoders' hot loop): the attention probabilities
+//! (docs/method.md §1, §6: the encoders' hot loop): the attention probabilities
 //! `softmax(scores · scale + bias)` and GELU.
 //!
 //! [`EncoderBackend`] gives each a generic default made of burn tensor operations (what runs on

@@ -1,5 +1,5 @@
 //! How an [`super::Encoder`] runs: batch size, batch shapes, float precision and int8 (none of
-//! them changes what is computed, only how: ALGORITHM.md §1 and §6's encoder, Eq. 1's vectors).
+//! them changes what is computed, only how: docs/method.md §1's word vectors and §6's sentence embeddings).
 
 use serde::{Deserialize, Serialize};
 

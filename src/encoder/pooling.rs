@@ -1,5 +1,5 @@
 //! Pooling of token vectors into one sentence vector, as sentence-transformers' `Pooling` and
-//! `Normalize` modules compute it (ALGORITHM.md §6: segment embeddings).
+//! `Normalize` modules compute it (docs/method.md §6: segment embeddings).
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Bool, Tensor};

@@ -1,4 +1,4 @@
-//! The int8 option of the CPU encoder (ALGORITHM.md §1, §6: the encoders' linear layers): dynamic
+//! The int8 option of the CPU encoder (docs/method.md §1, §6: the encoders' linear layers): dynamic
 //! quantization of every linear layer `y = x · W + b` of the transformer, as PyTorch's
 //! `quantize_dynamic`, off by default (`encoder.int8`).
 //!

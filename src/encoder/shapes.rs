@@ -1,4 +1,4 @@
-//! Batch shapes of the encoders' forward passes (ALGORITHM.md §1, §6: how the texts are fed to
+//! Batch shapes of the encoders' forward passes (docs/method.md §1, §6: how the texts are fed to
 //! the model; no paper equation, the floats are those of Eq. 1's encoder).
 //!
 //! Two policies ([`ShapePolicy`]):

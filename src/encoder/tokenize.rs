@@ -1,4 +1,4 @@
-//! Tokenization for both encoders (ALGORITHM.md §1 static word vectors, §6 sentence
+//! Tokenization for both encoders (docs/method.md §1 static word vectors, §6 sentence
 //! embeddings), on the model's own `tokenizer.json` (Hugging Face `tokenizers`).
 //!
 //! - Sentences are tokenized as sentence-transformers does: special tokens added, truncated at

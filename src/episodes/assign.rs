@@ -87,7 +87,7 @@ pub fn cluster_episodes(
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
 /// ([`apply_floor`]), keeps the `params.max_episodes` largest, and ranks each
 /// episode's segments by `params.rank` (density among its own segments by default; eq. 2
-/// confidence as ALGORITHM.md §6 says with `rank = "confidence"`).
+/// confidence as docs/method.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
 pub fn assign(
     input: &EventInput,

@@ -1,4 +1,4 @@
-//! Candidate episodes (ALGORITHM.md §4; paper §4.3): top articles, fragment distances,
+//! Candidate episodes (docs/method.md §4; paper §4.3): top articles, fragment distances,
 //! complete-linkage clustering (kodama) and cluster pruning.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Segment classification (ALGORITHM.md §6; paper §4.4, eq. 2): harmonic-weighted episode
+//! Segment classification (docs/method.md §6; paper §4.4, eq. 2): harmonic-weighted episode
 //! vectors, top-two cosine gaps, confidence = gap / Σ gaps, and the significance rule.
 
 use rayon::prelude::*;
@@ -32,11 +32,11 @@ impl ConfidenceRule {
     }
 }
 
-/// How an episode's assigned segments are ranked (ALGORITHM.md §6).
+/// How an episode's assigned segments are ranked (docs/method.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RankBy {
-    /// By confidence, descending (ALGORITHM.md §6, the paper).
+    /// By confidence, descending (docs/method.md §6, the paper).
     Confidence,
     /// By cosine to the episode vector, descending: the segments that best represent it.
     Similarity,

@@ -1,4 +1,4 @@
-//! Word-vector steps of ALGORITHM.md §1 for one key event — expansion of the salient set and
+//! Word-vector steps of docs/method.md §1 for one key event — expansion of the salient set and
 //! synonym groups — and the discriminative co-occurrence (§2, paper eq. 1) of the resulting
 //! term set, counted in the group sense (a term occurs where it or a member of its group does).
 //!
@@ -101,7 +101,7 @@ fn best_match(
         .filter(|b| b.1 >= bound)
 }
 
-/// The bounds of [`build_term_set`] (ALGORITHM.md §1 and the caps that keep a big event's term
+/// The bounds of [`build_term_set`] (docs/method.md §1 and the caps that keep a big event's term
 /// steps bounded).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TermParams {

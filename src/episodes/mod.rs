@@ -1,4 +1,4 @@
-//! The per-event episode stages (ALGORITHM.md §3–§6): segment salience and partitioning,
+//! The per-event episode stages (docs/method.md §3–§6): segment salience and partitioning,
 //! candidate clusters from the top articles, no-LLM episode vectors and confidence
 //! classification. For one key event, [`prepare`] runs §3–§4 and [`episodes_without_llm`] §5
 //! (no LLM) and §6; with an LLM, `run` classifies against its episodes with [`assign`].
@@ -95,7 +95,7 @@ pub struct EventCounts {
     pub assigned: usize,
 }
 
-/// An episode to classify against: its vector (ALGORITHM.md §6) and what describes it.
+/// An episode to classify against: its vector (docs/method.md §6) and what describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeSpec {
     /// Harmonic-weighted mean of sentence embeddings (§6).

@@ -1,4 +1,4 @@
-//! Episode names without an LLM (ALGORITHM.md §5, the no-LLM ablation's keywords; issue 27):
+//! Episode names without an LLM (docs/method.md §5, the no-LLM ablation's keywords; issue 27):
 //! the salient terms that set an episode apart from the rest of its key event, not the event's
 //! own words that every episode shares.
 //!

@@ -17,11 +17,11 @@ pub struct EpisodeParams {
     /// At least this many top articles (all of them when fewer; issue 27, default 0): a small
     /// event's δ share is two or three articles, too few fragments for its episodes.
     pub min_top_articles: usize,
-    /// Cluster pruning rule (ALGORITHM.md §4).
+    /// Cluster pruning rule (docs/method.md §4).
     pub prune: PruneRule,
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
     pub confidence: ConfidenceRule,
-    /// How each episode's segments are ranked (ALGORITHM.md §6 says by confidence; default: by
+    /// How each episode's segments are ranked (docs/method.md §6 says by confidence; default: by
     /// density among the episode's own segments, its tight core first — chosen out of theme,
     /// see docs/quality.md).
     pub rank: classify::RankBy,
@@ -33,7 +33,7 @@ pub struct EpisodeParams {
     /// see docs/quality.md). Gold episode counts do not grow
     /// with an event's size, while the candidates do.
     pub max_episodes: usize,
-    /// Episodes with fewer assigned segments are dropped (ALGORITHM.md §6: 2).
+    /// Episodes with fewer assigned segments are dropped (docs/method.md §6: 2).
     pub min_segments: usize,
     /// Keywords reported per episode.
     pub keywords: usize,
@@ -41,12 +41,12 @@ pub struct EpisodeParams {
     /// cut at μ − σ) before classification — the no-LLM stand-in for the LLM's merging.
     pub merge: bool,
     /// Where the merge's dendrogram is cut, over the candidates' pairwise cosine distances
-    /// (ALGORITHM.md §4–§5; default μ − σ: μ merged too much on the development set).
+    /// (docs/method.md §5; default μ − σ: μ merged too much on the development set).
     pub merge_cut: termspace::Cut,
-    /// Episodes kept by the cohesion of their segments (ALGORITHM.md §6, after `min_segments`;
+    /// Episodes kept by the cohesion of their segments (docs/method.md §6, after `min_segments`;
     /// default μ − σ, the method's significance bound).
     pub cohesion: select::CohesionRule,
-    /// Episodes kept by their number of segments among the event's episodes (ALGORITHM.md §6,
+    /// Episodes kept by their number of segments among the event's episodes (docs/method.md §6,
     /// after the cohesion rule; default μ − σ of ln(size)).
     pub size: select::SizeRule,
     /// Where candidate episodes come from (§4): the top articles' fragments (the paper), or

@@ -1,5 +1,5 @@
-//! Segment salience and article partitioning into episode fragments (ALGORITHM.md §3; paper
-//! §4.2 and appendix E).
+//! Segment salience and article partitioning into episode fragments (docs/method.md §3; paper
+//! §4.2 and appendix G).
 
 use rayon::prelude::*;
 

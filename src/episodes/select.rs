@@ -1,4 +1,4 @@
-//! Which classified episodes are kept (ALGORITHM.md §6, after the fixed size rule): optional
+//! Which classified episodes are kept (docs/method.md §6, after the fixed size rule): optional
 //! cohesion and size rules in the method's own significance terms (μ − σ over the event's
 //! episodes).
 
@@ -9,7 +9,7 @@ use super::termspace::{mean_std, Cut};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CohesionRule {
-    /// Every episode is kept (ALGORITHM.md §6 as written).
+    /// Every episode is kept (docs/method.md §6 as written).
     All,
     /// Keep episodes whose cohesion is ≥ μ − σ of the event's episodes' cohesions.
     MeanMinusStd,
@@ -52,7 +52,7 @@ pub fn narrow<T>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SizeRule {
-    /// Only the fixed minimum (`min_segments`, ALGORITHM.md §6) applies.
+    /// Only the fixed minimum (`min_segments`, docs/method.md §6) applies.
     All,
     /// Keep episodes whose ln(size) is ≥ μ − σ of the event's episodes' ln(size): sizes spread
     /// multiplicatively (a few episodes absorb most segments), so the bound is taken on their

@@ -1,4 +1,4 @@
-//! One key event's salient term space (ALGORITHM.md §2): the discriminative co-occurrence
+//! One key event's salient term space (docs/method.md §2–§3): the discriminative co-occurrence
 //! matrix d (paper eq. 1, with its −∞ and synonym rules), the min–max-normalised cosine
 //! similarity cs of static word vectors, and the term rank `ln(max_b freq(a,b)) · max_b d(a,b)`.
 

@@ -1,4 +1,4 @@
-//! LLM episode estimation (ALGORITHM.md §5; paper §4.3 and the prompt of appendix G): each key
+//! LLM episode estimation (docs/method.md §5; paper §4.3 and the prompt of appendix H): each key
 //! event's kept candidate clusters, as their most salient segments, go to an LLM — the Anthropic
 //! Messages API or any OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp, Ollama) — which
 //! returns 2..k episodes with a five-field title, keywords and example sentences.
@@ -30,7 +30,7 @@ pub fn head(text: &str, limit: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// One trial of one event's estimation: the prompt of appendix G over `groups` (each kept
+/// One trial of one event's estimation: the prompt of appendix H over `groups` (each kept
 /// cluster's most salient segments), the answer parsed and validated; an invalid answer is sent
 /// back with a note of what was wrong, up to `answer_retries` times.
 pub async fn estimate(

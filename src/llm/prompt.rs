@@ -1,5 +1,5 @@
-//! The episode-estimation prompt of the paper (appendix G) and the parsing and validation of
-//! its answers (ALGORITHM.md §5).
+//! The episode-estimation prompt of the paper (appendix H) and the parsing and validation of
+//! its answers (docs/method.md §5).
 
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ pub struct LlmEpisode {
 }
 
 /// The user message for one key event: its candidate clusters' top segments as numbered groups,
-/// then the task of appendix G with `k` = the number of clusters (at least 2).
+/// then the task of appendix H with `k` = the number of clusters (at least 2).
 pub fn build_prompt(groups: &[Vec<&str>]) -> String {
     let k = max_episodes(groups.len());
     let mut out = String::new();

@@ -1,4 +1,4 @@
-//! The timely / differential dataflow of the term statistics (ALGORITHM.md §1–§2).
+//! The timely / differential dataflow of the term statistics (docs/method.md §1–§2).
 //!
 //! Every worker reads its own row groups of the corpus and its own share of the background,
 //! tokenizes them, and feeds differential collections; each operator below names the key it

@@ -1,7 +1,7 @@
-//! The term statistics as plain functions: salience (paper eq. 3, ALGORITHM.md §1) and
-//! discriminative co-occurrence (paper eq. 1, ALGORITHM.md §2).
+//! The term statistics as plain functions: salience (paper eq. 3, docs/method.md §1) and
+//! discriminative co-occurrence (paper eq. 1, docs/method.md §2).
 
-/// Words occurring in fewer segments than this get salience −1 (ALGORITHM.md §1; the reference
+/// Words occurring in fewer segments than this get salience −1 (docs/method.md §1; the reference
 /// code uses `freq ≤ 5`, the paper `< 5`: we follow the spec).
 pub const MIN_FREQ: u32 = 5;
 

@@ -1,5 +1,5 @@
 //! `epimine stats`: salience and discriminative co-occurrence of many key events at once
-//! (ALGORITHM.md §1–§2, paper eqs. 1 and 3), as a timely / differential dataflow over threads,
+//! (docs/method.md §1–§2, paper eqs. 1 and 3), as a timely / differential dataflow over threads,
 //! processes and machines.
 //!
 //! Outputs `<out>/terms.parquet` and `<out>/pairs.parquet`, byte-identical whatever the number of

@@ -5,18 +5,18 @@ use arrow_schema::SchemaRef;
 
 use super::table::Table;
 
-/// `terms`: per key event, every vocabulary term with its statistics (ALGORITHM.md §1).
+/// `terms`: per key event, every vocabulary term with its statistics (docs/method.md §1).
 pub fn terms_schema() -> SchemaRef {
     Term::schema()
 }
 
 /// `pairs`: per key event, salient term pairs that co-occur, with their discriminative
-/// co-occurrence d (ALGORITHM.md §2, paper eq. 1).
+/// co-occurrence d (docs/method.md §2, paper eq. 1).
 pub fn pairs_schema() -> SchemaRef {
     Pair::schema()
 }
 
-/// `fragments`: the episode fragments of every event (ALGORITHM.md §3), with the candidate
+/// `fragments`: the episode fragments of every event (docs/method.md §3), with the candidate
 /// cluster of those from top articles (§4).
 pub fn fragments_schema() -> SchemaRef {
     FragmentRow::schema()

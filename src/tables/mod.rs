@@ -74,7 +74,7 @@ pub fn sentence_embeddings_schema(dim: usize) -> SchemaRef {
     ]))
 }
 
-/// `word_vectors`: the static representation of every word of a key event (ALGORITHM.md §1),
+/// `word_vectors`: the static representation of every word of a key event (docs/method.md §1),
 /// with its number of occurrences.
 pub fn word_vectors_schema(dim: usize) -> SchemaRef {
     Arc::new(Schema::new(vec![

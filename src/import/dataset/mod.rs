@@ -1,6 +1,6 @@
 //! `epimine import`: reads a dataset laid out as `<theme>/<event>/segments.txt` (+ `doc_dates.txt`,
 //! `groundtruth.tsv`, `episodes.tsv`) and writes the `segments`, `labels` and `gold_episodes`
-//! tables (ALGORITHM.md §0).
+//! tables (docs/method.md §0).
 //!
 //! Files:
 //! - `segments.txt`: one segment a line; one or more blank lines end an article.

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""How distinct a run's episode names are (issue 27): per event, the mean Jaccard overlap of the
+"""How distinct a run's episode names are: per event, the mean Jaccard overlap of the
 top-K keywords over every pair of its episodes (0 = no shared keyword, 1 = the same names), then
 the mean over events, overall and per theme; and the keywords shared by most episodes of an event.
 
-usage: scripts/keyword_overlap.py RUN_DIR [RUN_DIR…] [--corpus CORPUS] [-k 5]
+usage: scripts/episode_name_overlap.py RUN_DIR [RUN_DIR…] [--corpus CORPUS] [-k 5]
   RUN_DIR  an `epimine run` output folder (episodes.parquet); trial 0 only
   --corpus the corpus, for the themes (segments.parquet's `theme` column), optional
 Needs pyarrow. Not a test: it prints figures.
 """
 import argparse, collections, itertools, os, sys
 
-import pyarrow.parquet as pq
+try:
+    import pyarrow.parquet as pq
+except ImportError:  # said after the arguments, so that -h works without it
+    pq = None
 
 
 def overlap(run, k):
@@ -33,11 +36,14 @@ def overlap(run, k):
 
 
 def main():
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+")
     p.add_argument("--corpus")
     p.add_argument("-k", type=int, default=5)
     a = p.parse_args()
+    if pq is None:
+        sys.exit("episode_name_overlap.py needs pyarrow (pip install pyarrow)")
     themes = {}
     if a.corpus:
         t = pq.read_table(os.path.join(a.corpus, "segments.parquet"), columns=["key_event", "theme"])
