@@ -18,26 +18,15 @@ use util::*;
 /// `epimine run` on `corpus` into `out` with the tiny model, `extra` flags, `env`; nothing of
 /// the test's own environment that changes admission (a token, a launcher).
 fn run(corpus: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
-    cmd.args([
-        "run",
-        "--corpus",
-        s(corpus),
-        "--background",
-        s(&corpus.join("background.txt")),
-        "--out",
-        out,
-        "--model",
-        &tiny_model(),
-    ])
-    .args(extra)
-    .env("RUST_LOG", "warn")
-    .env_remove("EPIMINE_FAULT")
-    .env_remove("EPIMINE_TOKEN")
-    .env_remove("EPIMINE_RUN_ID")
-    .env_remove("JOB_COMPLETION_INDEX")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    let mut cmd = synth_run_with(corpus, out, &tiny_model());
+    cmd.args(extra)
+        .env("RUST_LOG", "warn")
+        .env_remove("EPIMINE_FAULT")
+        .env_remove("EPIMINE_TOKEN")
+        .env_remove("EPIMINE_RUN_ID")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, _) in std::env::vars() {
         if k.starts_with("SLURM") {
             cmd.env_remove(k);

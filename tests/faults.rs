@@ -24,21 +24,10 @@ use util::*;
 /// arguments and environment.
 fn run_command(corpus: &Path, out: &str, model: Option<&str>, extra: &[&str]) -> Command {
     let tiny = tiny_model();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimine"));
-    cmd.args([
-        "run",
-        "--corpus",
-        s(corpus),
-        "--background",
-        s(&corpus.join("background.txt")),
-        "--out",
-        out,
-        "--model",
-        model.unwrap_or(&tiny),
-    ])
-    .args(extra)
-    .env("RUST_LOG", "warn")
-    .env_remove("EPIMINE_FAULT");
+    let mut cmd = synth_run_with(corpus, out, model.unwrap_or(&tiny));
+    cmd.args(extra)
+        .env("RUST_LOG", "warn")
+        .env_remove("EPIMINE_FAULT");
     cmd
 }
 

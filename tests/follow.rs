@@ -39,18 +39,7 @@ fn run_with_model(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_epimine"));
-    cmd.args([
-        "run",
-        "--corpus",
-        s(corpus),
-        "--background",
-        s(&corpus.join("background.txt")),
-        "--out",
-        s(out),
-        "--model",
-        model,
-    ]);
+    let mut cmd = synth_run_with(corpus, s(out), model);
     cmd.args(["--run-time", time])
         .args(extra)
         .env("RUST_LOG", "warn")

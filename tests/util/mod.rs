@@ -124,6 +124,11 @@ pub fn fixture_model(name: &str) -> String {
 /// `epimine run` on a synthetic corpus (its own `background.txt`) into `out` with the tiny model;
 /// callers add their own flags.
 pub fn synth_run(corpus: &std::path::Path, out: &std::path::Path) -> Command {
+    synth_run_with(corpus, s(out), &tiny_model())
+}
+
+/// [`synth_run`] into `out` as given (a path or a URL) with the encoder `model`.
+pub fn synth_run_with(corpus: &std::path::Path, out: &str, model: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_epimine"));
     command.args([
         "run",
@@ -132,9 +137,9 @@ pub fn synth_run(corpus: &std::path::Path, out: &std::path::Path) -> Command {
         "--background",
         s(&corpus.join("background.txt")),
         "--out",
-        s(out),
+        out,
         "--model",
-        &tiny_model(),
+        model,
     ]);
     command
 }
