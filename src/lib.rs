@@ -1,18 +1,24 @@
-//! epimine: unsupervised episode detection for large news events (EpiMine, ACL 2025).
+//! epimine: unsupervised episode detection for large news events (EpiMine, ACL 2025; the method
+//! stage by stage in `docs/method.md`).
 //!
 //! Modules, lowest first (each imports only modules before it in this list):
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
-//!   disk or S3, [`text`] tokenizes, [`keys`] shards every exchange, [`progress`] shows progress,
-//!   [`cluster`] is the layout of processes and workers, [`message`] how an error reads;
+//!   disk or S3, [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every
+//!   sha256, [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
+//!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
+//!   the deployment recipes in the repository's `cluster/`), [`message`] how an error reads;
 //! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
 //!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
-//!   and sentence encoders (docs/method.md §1, §6) on burn, [`clustering`] UMAP, HDBSCAN and the
-//!   linkage cut, [`llm`] the LLM client (§5), [`stats`] the statistics dataflow (§1–§2),
-//!   [`episodes`] the per-event stages (§3–§6), [`lineage`] episodes followed from run to run,
-//!   and [`job`] a run's settings, theirs together;
-//! - the commands: [`encode`], [`run`] (the whole pipeline), [`eval`] (paper appendix C),
-//!   [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the built-in
-//!   default run); [`cli`] parses them for the binary (`src/main.rs`).
+//!   and sentence encoders (docs/method.md §1, §6) on burn, [`grouping`] the clustering of
+//!   vectors (UMAP, HDBSCAN and the linkage cut), [`llm`] the LLM client (§5), [`stats`] the
+//!   statistics dataflow (§1–§2), [`episodes`] the per-event stages (§3–§6), [`lineage`]
+//!   episodes followed from run to run, [`coverage`] what a run's episodes cover, and [`job`] a
+//!   run's settings, theirs together;
+//! - the run folder: [`run_folder`] is what a run leaves in `--out` (tables, `run.json`,
+//!   checkpoints, the commit, the history's files), read by the engine and the commands alike;
+//! - the commands: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`] (paper
+//!   appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the
+//!   built-in default run); [`cli`] parses them for the binary (`src/main.rs`).
 // No unsafe code but one allowed call (`encoder::tune_allocator`, glibc `mallopt`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -2,9 +2,11 @@
 //! ([`cluster_episodes`]), every segment classified against a set of episodes and the rules that
 //! keep an episode ([`assign`]).
 
+use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, split_cores, top_core};
+use super::params::{Candidates, EpisodeParams};
 use super::prepare::{by_salience, Prepared};
-use super::{classify, select, termspace, Candidates, EpisodeParams, EpisodeSpec, EventInput};
+use super::{classify, select, termspace};
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode};
 

@@ -2,8 +2,8 @@
 //! split of a candidate into two cores (`episodes.split`), both judged on an episode's top
 //! [`CORE_TOP`] segments.
 
-use super::params::CORE_TOP;
-use super::{classify, termspace, EpisodeParams};
+use super::params::{EpisodeParams, CORE_TOP};
+use super::{classify, termspace};
 
 /// The [`CORE_TOP`] highest of an episode's densities ([`classify::ranked_density`]: those of
 /// its compared members), densest first: the top a reader sees first.

@@ -7,11 +7,12 @@
 //! [`prepare`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
 //! glue in [`assign`] (over [`classify`]), the episode floor and the core split in [`floor`],
 //! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], and
-//! the optional rules that keep a classified episode in [`select`]. This module holds the types they share.
+//! the optional rules that keep a classified episode in [`select`]. The types they share, one event's input and what comes of it, are in [`event`].
 
 pub mod assign;
 pub mod candidates;
 pub mod classify;
+pub mod event;
 pub mod expand;
 pub mod floor;
 pub mod names;
@@ -21,103 +22,21 @@ pub mod prepare;
 pub mod select;
 pub mod termspace;
 
-use std::collections::HashMap;
-
-use serde::{Deserialize, Serialize};
-
-use crate::grouping::density::DensityError;
-use crate::tables::Segment;
-use termspace::SalientTerm;
-
 pub use assign::{assign, cluster_episodes, episodes_without_llm};
+pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
 pub use floor::split_cores;
 pub use params::{Candidates, EpisodeParams, CORE_TOP, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_RANKED};
 pub use prepare::{prepare, Prepared};
 
-/// Why an event produced no episodes.
-#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize)]
-pub enum EventError {
-    /// No salient terms.
-    #[error("no salient terms (too few segments or too little vocabulary)")]
-    NoSalientTerms,
-    /// No salient segments formed a fragment.
-    #[error("no episode fragments")]
-    NoFragments,
-    /// Segment embeddings do not line up with the segments.
-    #[error("{embeddings} embeddings for {segments} segments")]
-    EmbeddingCount {
-        /// Embeddings given.
-        embeddings: usize,
-        /// Segments given.
-        segments: usize,
-    },
-    /// Classification left no episode with enough segments.
-    #[error("no episode kept {0} or more segments")]
-    NoEpisodes(usize),
-    /// Density candidates could not be formed.
-    #[error("density candidates: {0}")]
-    Density(#[from] DensityError),
-}
-
-/// Everything one event's stages need.
-#[derive(Debug)]
-pub struct EventInput<'a> {
-    /// The event's segments in (doc_id, seg_idx) order.
-    pub segments: &'a [Segment],
-    /// Its salient terms with salience and synonym group.
-    pub terms: Vec<SalientTerm>,
-    /// Co-occurring salient pairs (a, b, freq, d).
-    pub pairs: Vec<(String, String, u32, f64)>,
-    /// Static word vectors by word.
-    pub word_vectors: &'a HashMap<String, Vec<f32>>,
-    /// Sentence embedding of every segment, aligned with `segments`.
-    pub embeddings: &'a [Vec<f32>],
-}
-
-/// Counts of one event's stages, for `run.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EventCounts {
-    /// Salient terms.
-    pub salient_terms: usize,
-    /// Salient segments.
-    pub salient_segments: usize,
-    /// Fragments.
-    pub fragments: usize,
-    /// Top articles.
-    pub top_articles: usize,
-    /// Candidate clusters.
-    pub clusters: usize,
-    /// Candidate episodes after pruning (and merging).
-    pub kept_clusters: usize,
-    /// Episodes in the output.
-    pub episodes: usize,
-    /// Segments assigned.
-    pub assigned: usize,
-}
-
-/// An episode to classify against: its vector (docs/method.md §6) and what describes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EpisodeSpec {
-    /// Harmonic-weighted mean of sentence embeddings (§6).
-    pub vector: Vec<f32>,
-    /// Title.
-    pub title: String,
-    /// LLM: [subject, action, object, time, location].
-    pub title_fields: Vec<String>,
-    /// Keywords.
-    pub keywords: Vec<String>,
-    /// LLM: example sentences.
-    pub example_sentences: Vec<String>,
-    /// `clusters` or `llm`.
-    pub source: &'static str,
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::classify::ConfidenceRule;
     use super::floor::restore_floor;
     use super::*;
     use crate::progress::steps::Steps;
+    use crate::tables::Segment;
 
     fn spec(vector: Vec<f32>) -> EpisodeSpec {
         EpisodeSpec {

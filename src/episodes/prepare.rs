@@ -6,11 +6,11 @@ use std::collections::{BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
+use super::event::{EventCounts, EventError, EventInput};
 use super::params::CHUNK;
+use super::params::{Candidates, EpisodeParams};
 use super::termspace::TermSpace;
-use super::{
-    candidates, names, partition, Candidates, EpisodeParams, EventCounts, EventError, EventInput,
-};
+use super::{candidates, names, partition};
 use crate::grouping::density;
 use crate::progress::steps::Steps;
 use crate::tables::FragmentRow;

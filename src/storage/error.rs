@@ -153,3 +153,6 @@ pub fn describe_io_error(e: &std::io::Error) -> String {
         None => e.to_string(),
     }
 }
+
+/// Result type of this module.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;

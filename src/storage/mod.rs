@@ -32,20 +32,11 @@ mod error;
 mod folders;
 mod named;
 mod parquet_io;
-pub use error::{describe, describe_io_error, describe_store_error, StorageError};
+pub use error::{describe, describe_io_error, describe_store_error, Result, StorageError};
 pub use folders::{new_local_folders, remove_empty_folders};
 pub use named::{retry_config, DEFAULT_TIMEOUT_SECS, TIMEOUT_ENV};
 use parquet_io::{check_fields, writer_properties, HashingSink};
-pub use parquet_io::{ObjectReader, TableWriter, Written};
-
-/// Rows per Parquet row group. Small enough that workers can split a table by row group.
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
-
-/// How far back from the end of a Parquet file the first read fetches, to get the footer in one
-/// request most of the time.
-const FOOTER_PREFETCH: usize = 64 * 1024;
-/// Result type of this module.
-pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+pub use parquet_io::{ObjectReader, TableWriter, Written, DEFAULT_ROW_GROUP_ROWS};
 
 /// Which kind of store a [`Location`] points into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

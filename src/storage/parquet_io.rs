@@ -20,8 +20,15 @@ use parquet::basic::Compression;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::WriterProperties;
 
-use super::{Result, StorageError, DEFAULT_ROW_GROUP_ROWS, FOOTER_PREFETCH};
+use super::error::{Result, StorageError};
 use crate::tables::Table;
+
+/// Rows per Parquet row group. Small enough that workers can split a table by row group.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 64 * 1024;
+
+/// How far back from the end of a Parquet file the first read fetches, to get the footer in one
+/// request most of the time.
+pub(super) const FOOTER_PREFETCH: usize = 64 * 1024;
 
 /// The fixed writer properties of every Parquet file we write.
 pub(super) fn writer_properties(metadata: Vec<(String, String)>) -> WriterProperties {
