@@ -56,6 +56,9 @@ echo "== cargo clippy --all-targets -- -D warnings (the library, then the Python
 cargo clippy --all-targets -- -D warnings
 cargo clippy -p epimine-python --all-targets -- -D warnings
 
+echo "== cargo doc (the library's doc comments: every link resolves, warnings are errors; ~20 s)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
+
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
 cargo run --quiet -- models fetch
 export EPIMINE_REQUIRE_MINILM=1

@@ -1,4 +1,7 @@
 //! The command line: clap definitions of every subcommand.
+// The doc comments are the commands' `-h` texts, written for a terminal: `<theme>/<event>` there
+// is a path pattern, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use clap::{Args, Parser, Subcommand};
 

@@ -2,7 +2,7 @@
 //! outputs, the inputs, `--out`, and, added by [`super::Cluster::fingerprint`], the layout, the
 //! program's version and the launcher's run id), the optional shared secret ([`TOKEN_VAR`])
 //! and the run's session once admitted ([`super::start::admit`]). The handshake that checks
-//! them is in [`super::handshake`].
+//! them is in `super::handshake`.
 
 use std::fmt;
 
@@ -102,7 +102,7 @@ fn shorten(v: &str) -> String {
 pub(super) type Session = [u8; 16];
 
 /// What this process shows and proves in every handshake, and the session of the run it was
-/// admitted to. Part of [`Cluster`], never serialized with it.
+/// admitted to. Part of [`super::Cluster`], never serialized with it.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Admission {
     /// The job's own fields (the command, inputs, `--out`, the settings that change outputs);

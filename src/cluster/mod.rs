@@ -9,7 +9,7 @@
 //! process ([`launcher`]): a Slurm step (`srun`) or a Kubernetes Indexed Job.
 //! [`ClusterSettings::resolve`] turns both into one [`Cluster`], which `run.json` records.
 //!
-//! Every connection between two processes begins with a handshake ([`handshake`]) that admits
+//! Every connection between two processes begins with a handshake (`handshake`) that admits
 //! only processes of the same job, of the same start, holding the run's token when there is
 //! one ([`admission`]); [`admit`] does it once before any work, with a start barrier.
 
@@ -134,7 +134,7 @@ fn allocators(cluster: &Cluster, side: bool) -> Result<Allocators, ClusterError>
 
 /// Runs `f` on every worker of `cluster` (as `timely::execute`) and returns each local worker's
 /// result. With several processes, waits at most `startup_timeout` seconds for the others to
-/// connect ([`connect_peers`]), and turns a lost peer into an error naming it.
+/// connect (`connect_peers`), and turns a lost peer into an error naming it.
 pub fn execute<T, F>(cluster: &Cluster, f: F) -> Result<Vec<Option<T>>, ClusterError>
 where
     T: Send + 'static,

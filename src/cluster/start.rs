@@ -19,7 +19,7 @@ pub struct Admitted {
 }
 
 /// With several processes: connects every other process to process 0 and checks them
-/// ([`super::handshake`]): the same job (else both fail, naming what differs), the token when
+/// (`super::handshake`): the same job (else both fail, naming what differs), the token when
 /// there is one. Process 0 draws the run's session, which every later connection carries.
 /// Waits at most `startup_timeout` for the others. One process: nothing to do.
 pub fn admit(cluster: &mut Cluster) -> Result<Admitted, ClusterError> {

@@ -3,7 +3,7 @@
 //! below, and [`PyTorchToBurnAdapter`], which transposes linear weights (PyTorch stores
 //! `[out, in]`, burn `[in, out]`).
 //!
-//! # Key map (Hugging Face → [`EncoderModel`](super::model::EncoderModel))
+//! # Key map (Hugging Face → [`EncoderModel`])
 //!
 //! | Hugging Face | burn |
 //! |---|---|

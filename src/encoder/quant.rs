@@ -172,7 +172,7 @@ impl QuantLinear {
         self.d_out
     }
 
-    /// `x · W + b` for `x` of `rows` rows of [`Self::d_in`] values, row-major; the result has
+    /// `x · W + b` for `x` of `rows` rows of `d_in` values, row-major; the result has
     /// `rows` rows of [`Self::d_out`] values. Row-parallel on rayon's pool.
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
         forward_many(&[self], x, Kernel::best())
@@ -195,7 +195,7 @@ fn forward_many(layers: &[&QuantLinear], x: &[f32], kernel: Kernel) -> Vec<Vec<f
     ys
 }
 
-/// [`forward_many`] into given outputs, `rows · d_out` values each (every value is written): for
+/// `forward_many` into given outputs, `rows · d_out` values each (every value is written): for
 /// a backend that hands out its own buffers ([`super::EncoderBackend::quant_linear_many`]).
 pub fn forward_into(layers: &[&QuantLinear], x: &[f32], ys: &mut [&mut [f32]]) {
     forward_into_with(layers, x, ys, Kernel::best())

@@ -1,15 +1,16 @@
 //! The per-event episode stages (docs/method.md §3–§6): segment salience and partitioning,
 //! candidate clusters from the top articles, no-LLM episode vectors and confidence
-//! classification. For one key event, [`prepare`] runs §3–§4 and [`episodes_without_llm`] §5
-//! (no LLM) and §6; with an LLM, `run` classifies against its episodes with [`assign`].
+//! classification. For one key event, [`prepare()`] runs §3–§4 and [`episodes_without_llm`] §5
+//! (no LLM) and §6; with an LLM, `run` classifies against its episodes with [`assign()`].
 //!
 //! Each stage is a plain function in its own module: the settings in [`params`], §3–§4's glue in
-//! [`prepare`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
-//! glue in [`assign`] (over [`classify`]), the episode floor and the core split in [`floor`],
+//! [`preparation`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
+//! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`floor`],
 //! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], and
-//! the optional rules that keep a classified episode in [`select`]. The types they share, one event's input and what comes of it, are in [`event`].
+//! the optional rules that keep a classified episode in [`select`]. The types they share (one
+//! event's input and what comes of it) are in [`event`].
 
-pub mod assign;
+pub mod assignment;
 pub mod candidates;
 pub mod classify;
 pub mod event;
@@ -18,15 +19,15 @@ pub mod floor;
 pub mod names;
 pub mod params;
 pub mod partition;
-pub mod prepare;
+pub mod preparation;
 pub mod select;
 pub mod termspace;
 
-pub use assign::{assign, cluster_episodes, episodes_without_llm};
+pub use assignment::{assign, cluster_episodes, episodes_without_llm};
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
 pub use floor::split_cores;
 pub use params::{Candidates, EpisodeParams, CORE_TOP, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_RANKED};
-pub use prepare::{prepare, Prepared};
+pub use preparation::{prepare, Prepared};
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// What the other processes of a run last reported of their bars ([`report_to`]), which the
-/// first process adds to its own ([`Bar::start_summed`]).
+/// first process adds to its own ([`super::Bar::start_summed`]).
 #[derive(Default)]
 pub struct Remote {
     state: Mutex<RemoteState>,

@@ -5,14 +5,14 @@
 //!
 //! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes,
 //! `crate::stats`); then the per-event computation on every worker of every process
-//! ([`event`]): each event's owner fingerprints it and reuses its checkpoint when the
+//! (`event`): each event's owner fingerprints it and reuses its checkpoint when the
 //! fingerprint matches (`reuse`); the other events, in waves (`placement`), are encoded by units
 //! (`units`) on any worker, and their owners run §3–§6 (the LLM round trip from worker 0:
 //! `estimation`) and write each event's checkpoint as soon as it is done. Then the commit
 //! (`assemble`): process 0 streams the final tables from the checkpoints, one event at a time,
 //! to their names, and writes `run.json`, which lists every table with its sha256 and row count,
 //! last. What workers send each other is in `exchange`, the encoder cache in `cache`, the
-//! progress over workers and processes in `stage_progress`, the errors in [`error`]; what every
+//! progress over workers and processes in `stage_progress`, the errors in `error`; what every
 //! worker shares is in `shared`, an event waiting for its episodes in `pending`, the resume
 //! tests' hook in `fault`, the flag that stops a run from outside (the Python package's Ctrl-C)
 //! in [`interrupt`]; what the processes of a job must agree on in [`identity`], the lock that

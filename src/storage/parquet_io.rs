@@ -111,7 +111,7 @@ pub struct Written {
 
 /// A Parquet table written a batch of rows at a time, whole or not at all: rows are buffered
 /// into [`DEFAULT_ROW_GROUP_ROWS`]-row batches (so the file is the same as
-/// [`Location::write_table`]'s for the same rows, and memory holds at most one such batch and
+/// [`super::Location::write_table`]'s for the same rows, and memory holds at most one such batch and
 /// the row group being encoded), and the file appears under its name only when
 /// [`TableWriter::finish`] completes.
 pub struct TableWriter<T: Table> {

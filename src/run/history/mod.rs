@@ -7,7 +7,7 @@
 //! committed. So `history/` only ever holds runs that committed. A run killed before its
 //! `run.json` leaves the previous head, and the same command again writes the same run number
 //! over what the killed one left; one killed after its `run.json` but before its head is
-//! finished by the next run ([`previous`]), which then follows it.
+//! finished by the next run (`previous`), which then follows it.
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, split_cores, top_core};
 use super::params::{Candidates, EpisodeParams};
-use super::prepare::{by_salience, Prepared};
+use super::preparation::{by_salience, Prepared};
 use super::{classify, select, termspace};
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode};
@@ -87,7 +87,7 @@ pub fn cluster_episodes(
 /// episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
-/// ([`apply_floor`]), keeps the `params.max_episodes` largest, and ranks each
+/// (`floor::apply_floor`), keeps the `params.max_episodes` largest, and ranks each
 /// episode's segments by `params.rank` (density among its own segments by default; eq. 2
 /// confidence as docs/method.md §6 says with `rank = "confidence"`).
 /// Episode ids count from 0 within the trial.
