@@ -562,7 +562,7 @@ fn llm_titles_are_shown_escaped() {
         serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     for t in manifest["tables"].as_array_mut().unwrap() {
         if t["name"] == "episodes.parquet" {
-            t["sha256"] = epimine::run_folder::commit::sha256_hex(&bytes).into();
+            t["sha256"] = epimine::digest::sha256_hex(&bytes).into();
             t["bytes"] = bytes.len().into();
         }
     }

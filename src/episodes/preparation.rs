@@ -7,8 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use rayon::prelude::*;
 
 use super::event::{EventCounts, EventError, EventInput};
-use super::params::CHUNK;
-use super::params::{Candidates, EpisodeParams};
+use super::params::{Candidates, EpisodeParams, CHUNK};
 use super::termspace::TermSpace;
 use super::{candidates, names, partition};
 use crate::grouping::density;

@@ -11,12 +11,11 @@ use super::fault::fault;
 use super::history;
 use crate::cluster::Cluster;
 use crate::job::Job;
-use crate::run_folder::checkpoint;
-use crate::run_folder::commit;
-use crate::run_folder::manifest::Outcome;
 use crate::run_folder::manifest::{
-    AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, RunReport, StageTime, TableEntry,
+    AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, Outcome, RunReport, StageTime,
+    TableEntry,
 };
+use crate::run_folder::{checkpoint, commit};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
@@ -59,7 +58,7 @@ pub(super) fn commit_run(
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = reset_peak_rss();
-    let run_time = run_time.unwrap_or_else(history::now_ms);
+    let run_time = run_time.unwrap_or_else(crate::run_folder::history::now_ms);
     let (mut tables, history, committed) =
         runtime.block_on(assemble_tables(out, &statuses, previous, run_time))?;
     let assembly_memory = rss_before
@@ -142,7 +141,14 @@ async fn assemble_tables(
     statuses: &[EventStatus],
     previous: history::Previous,
     run_time: i64,
-) -> Result<(Vec<TableEntry>, history::HistoryReport, history::Committed), RunError> {
+) -> Result<
+    (
+        Vec<TableEntry>,
+        crate::run_folder::history::HistoryReport,
+        history::Committed,
+    ),
+    RunError,
+> {
     let mut lineage = history::Writers::start(out, previous, run_time)?;
     let mut episodes = out.table_writer::<Episode>()?;
     let mut assignments = out.table_writer::<Assignment>()?;

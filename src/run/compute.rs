@@ -10,8 +10,7 @@ use super::units::Encoded;
 use crate::episodes::{self, expand, EventInput};
 use crate::job::Job;
 use crate::progress::steps::Steps;
-use crate::run_folder::manifest::EventStatus;
-use crate::run_folder::manifest::Outcome;
+use crate::run_folder::manifest::{EventStatus, Outcome};
 use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 

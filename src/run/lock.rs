@@ -21,10 +21,9 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::run_folder::LOCK_DIR;
 use crate::storage::{Location, StoreKind};
 
-/// The folder of the lock objects inside `--out`.
-pub const DIR: &str = crate::run_folder::LOCK_DIR;
 /// How often the holder rewrites its lock.
 pub const REFRESH: Duration = Duration::from_secs(20);
 /// How long a lock of another machine may go without a refresh before it is taken over.
@@ -117,14 +116,17 @@ fn process_start(pid: u32) -> Option<u64> {
 
 /// The lock objects under `--out`: (generation, name, time of last write), oldest first.
 async fn locks(out: &Location) -> Result<Vec<(u64, String, SystemTime)>, String> {
-    let found = match out.list_folder(DIR).await {
+    let found = match out.list_folder(LOCK_DIR).await {
         Ok(found) => found,
         Err(e) => return Err(format!("cannot list its locks: {e}")),
     };
     let mut gens: Vec<_> = found
         .into_iter()
         .filter_map(|(name, _, at)| {
-            let g = name.strip_prefix(&format!("{DIR}/"))?.parse::<u64>().ok()?;
+            let g = name
+                .strip_prefix(&format!("{LOCK_DIR}/"))?
+                .parse::<u64>()
+                .ok()?;
             Some((g, name, at))
         })
         .collect();
@@ -208,7 +210,7 @@ fn acquire_refreshed(
                 g + 1
             }
         };
-        let name = format!("{DIR}/{generation}");
+        let name = format!("{LOCK_DIR}/{generation}");
         let made = runtime
             .block_on(out.put_new(&name, Bytes::from(text.clone())))
             .map_err(|e| format!("cannot write its lock: {e}"))?;
@@ -291,7 +293,7 @@ fn start_refresh(
             if out.kind() == StoreKind::Local {
                 if let Some(dir) = out.local_path() {
                     // Only when empty: a lock taken meanwhile stays.
-                    let _ = std::fs::remove_dir(dir.join(DIR));
+                    let _ = std::fs::remove_dir(dir.join(LOCK_DIR));
                 }
             }
         });

@@ -54,7 +54,7 @@ use crate::background;
 use crate::cluster::Cluster;
 use crate::encoder::fetch::resolve_model;
 use crate::job::Job;
-use crate::llm as llm_api;
+use crate::llm;
 use crate::progress::Stage;
 use crate::run_folder::{checkpoint, commit};
 use crate::stats::{self, Round};
@@ -183,7 +183,7 @@ fn load_background(
 struct Inputs {
     bg: background::Background,
     models: ModelDirs,
-    llm_client: Option<Arc<llm_api::Client>>,
+    llm_client: Option<Arc<llm::Client>>,
 }
 
 /// The LLM's key (read by the process that will use it, worker 0's) and every input
@@ -196,7 +196,7 @@ fn prepare(
 ) -> Result<Inputs, RunError> {
     let llm_client = if job.llm.enabled() && cluster.process == 0 && !terms_only {
         let key = job.llm.api_key()?;
-        Some(Arc::new(llm_api::Client::new(&job.llm, key)?))
+        Some(Arc::new(llm::Client::new(&job.llm, key)?))
     } else {
         None
     };
@@ -459,7 +459,7 @@ fn open_out(
         let text = job.to_toml().into_bytes();
         job_entry = Some(TableEntry {
             name: commit::JOB_FILE.into(),
-            sha256: commit::sha256_hex(&text),
+            sha256: crate::digest::sha256_hex(&text),
             rows: 0,
             bytes: text.len() as u64,
         });

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::stage_progress::Progress;
 use crate::job::Job;
-use crate::llm as llm_api;
+use crate::llm;
 use crate::storage::Location;
 use crate::tables::Term;
 
@@ -32,7 +32,7 @@ pub(super) struct Shared {
     /// Checkpoints this process wrote.
     pub(super) checkpoints_written: AtomicUsize,
     /// The LLM client (process 0).
-    pub(super) llm: Option<Arc<llm_api::Client>>,
+    pub(super) llm: Option<Arc<llm::Client>>,
     /// What went wrong on some worker.
     pub(super) errors: Mutex<Vec<String>>,
     /// The progress of this process's workers, together.

@@ -8,6 +8,7 @@
 
 use super::manifest::TableEntry;
 use super::LOCK_DIR;
+use crate::digest::sha256_hex;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
 
@@ -91,8 +92,6 @@ pub async fn check_out(out: &Location, process: usize, overwrite: bool) -> Resul
     }
     Ok(())
 }
-
-pub use crate::digest::sha256_hex;
 
 /// What [`verify`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,9 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::run_folder::history::{
-    is_history, now_ms, rfc3339, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR,
-};
+use crate::run_folder::history::{rfc3339, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
 
 use super::error::RunError;
 use crate::lineage::Stamp;
