@@ -46,7 +46,8 @@ SPREADS = {}
 SPLIT = {}  # event -> "explore" | "locked"
 CORPUS = "target/quality/corpus"
 LABELS = None  # event -> ({(doc_id, seg_idx): gold id or None}, gold ids)
-MEASURES = [("k_f1", "5-F1"), ("soft_f1", "soft 5-F1"), ("bcubed_f1", "B-cubed F1")]
+MEASURES = [("k_f1", "5-F1"), ("k_recall", "gold-episode recall (5-recall: gold episodes with a counted episode whose top 5 it holds the majority of)"),
+            ("soft_f1", "soft 5-F1"), ("bcubed_f1", "B-cubed F1")]
 
 
 def read_split(path):

@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Invented news stories fed in daily batches, as a scraper hands them over, with each article's
+true phase kept apart; a scorer of an `epimine run` against those phases; and a daily driver.
+
+Each story is one invented key event of some KIND (flood, wildfire, shooting, coup, earthquake,
+chemical blast) told in 4-7 of its kind's phases in date order. Each phase has its own templated
+sentences (names, places and numbers drawn per story) and shares 2-4 templates with the next one;
+phase sizes run 15-150 articles (every story has one under 30 and one over 90). About 20% of
+articles recap an earlier phase in one paragraph; ~10% per story are off-topic local news keyed
+to the story (phase `noise`). The templates live in fed_stories_kinds.py beside this file.
+Same seed, same bytes. `generate` needs only the standard library; `score` and `daily` need
+pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
+
+    python3 scripts/fed_stories.py generate --seed 1 --out /tmp/fed [--stories 4] [--days 3]
+        writes /tmp/fed/day1.csv .. dayD.csv (columns event,url,date,headline,body; one batch per
+        third of each story's timeline), all.csv, and truth.csv
+        (event,url,phase,phase_index,second_phase,day); prints a summary to stderr.
+    python3 scripts/fed_stories.py score --truth /tmp/fed/truth.csv --run RUNDIR \
+        [--days 1,2] [--corpus CORPUS] [--json]
+        a phase (>= 15 articles among the counted truth rows) is FOUND when one episode (trial
+        0) holds >= half its articles and the phase is > 50% of that episode's articles (its
+        purity). --days counts only those batches; --corpus only urls imported into CORPUS.
+    python3 scripts/fed_stories.py daily --truth-dir /tmp/fed --bin target/release/epimine \
+        --work /tmp/fedwork [--background BG] [-- extra run args]
+        per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
+        (the same --out every day, so episodes are followed), score days 1..d. WORK/corpus,
+        WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fed_stories_kinds import (  # noqa: E402  (the templates, beside this file)
+    BYLINES, COUNTRY_A, COUNTRY_B, FIRST, KINDS, LAST, NOISE, PLACES, TOWN_A, TOWN_B)
+
+MIN_PHASE = 15  # phases smaller than this (among the counted rows) are not scored
+
+
+# --pure: each phase told in its own words only (no template shared with the next phase, no
+# story-wide background sentence, no recap of an earlier phase), as the issue's feed was.
+PURE = False
+
+
+def build_story(rng, kind, year, taken):
+    """One story: names, places, the drawn phases (key, headlines, templates, sizes, dates)."""
+    spec = KINDS[kind]
+    while True:
+        town = (rng.choice(COUNTRY_A) + rng.choice(COUNTRY_B)) if kind == "coup" else \
+            rng.choice(TOWN_A) + rng.choice(TOWN_B)
+        if town not in taken:
+            taken.add(town)
+            break
+    feature = rng.choice(TOWN_A) + rng.choice(TOWN_B) if kind == "coup" else rng.choice(spec["features"])
+    firsts, lasts = rng.sample(FIRST, 6), rng.sample(LAST, 6)
+    names = [f"{r} {f} {l}" for r, f, l in zip(spec["roles"], firsts, lasts)]
+    all_phases = spec["phases"]
+    chosen = sorted(rng.sample(range(len(all_phases)), rng.randint(4, len(all_phases))))
+    k = len(chosen)
+    sizes = [rng.randint(15, 150) for _ in range(k)]
+    small, big = rng.sample(range(k), 2)
+    sizes[small], sizes[big] = rng.randint(15, 29), rng.randint(91, 150)
+    day = datetime.date(year, 1, 1) + datetime.timedelta(days=rng.randint(0, 300))
+    phases = []
+    for i, pi in enumerate(chosen):
+        key, headlines, own = all_phases[pi]
+        if i:
+            day = phases[-1]["days"][-1] + datetime.timedelta(days=0 if rng.random() < 0.35 else 1)
+        days = [day + datetime.timedelta(days=d) for d in range(rng.randint(1, 3))]
+        pool = list(own)
+        if i + 1 < k and not PURE:  # share 2-4 templates with the next phase
+            pool += rng.sample(all_phases[chosen[i + 1]][2], rng.randint(2, 4))
+        phases.append(dict(key=key, headlines=headlines, own=own, pool=pool, size=sizes[i], days=days))
+    start = phases[0]["days"][0]
+    return dict(kind=kind, town=town, feature=feature, names=names, places=rng.sample(PLACES, 5),
+                event=f"{town.lower()}_{kind}_{year}", phases=phases, first=start,
+                last=max(d for p in phases for d in p["days"]),
+                start=f"{start.day} {start.strftime('%B')}", background=spec["background"].split("|"))
+
+
+def fill(rng, story, template):
+    s = template.format(who=rng.choice(story["names"]), n=rng.randint(12, 900), k=rng.randint(2, 9),
+                        place=rng.choice(story["places"]), town=story["town"], feature=story["feature"],
+                        start=story["start"])
+    return s[0].upper() + s[1:]
+
+
+def make_article(rng, story, phase_i, i):
+    """One article of phase `phase_i` (None: noise): (row, truth)."""
+    if phase_i is None:
+        headlines, templates = (t.split("|") for t in rng.choice(NOISE))
+        date = story["first"] + datetime.timedelta(days=rng.randint(0, (story["last"] - story["first"]).days))
+        pools, second, key = [templates] * rng.randint(3, 5), "", "noise"
+    else:
+        phase = story["phases"][phase_i]
+        headlines, date, key = phase["headlines"], rng.choice(phase["days"]), phase["key"]
+        pools = []
+        for j in range(rng.randint(3, 7)):
+            pools.append(story["background"] if j and not PURE and rng.random() < 0.12 else phase["pool"])
+        second = ""
+        if phase_i and not PURE and rng.random() < 0.26:  # one paragraph recaps an earlier phase
+            earlier = story["phases"][rng.randrange(phase_i)]
+            pools[rng.randrange(1, len(pools))], second = earlier["own"], earlier["key"]
+    decks, paragraphs = {}, []
+    for pool in pools:
+        deck = decks.setdefault(id(pool), [])
+        sentences = []
+        for _ in range(1 if pool is story["background"] else rng.randint(1, 3)):
+            if not deck:
+                deck.extend(rng.sample(pool, len(pool)))
+            sentences.append(fill(rng, story, deck.pop()))
+        paragraphs.append(" ".join(sentences))
+    if rng.random() < 0.4:
+        paragraphs.append(rng.choice(BYLINES).format(town=story["town"]))
+    headline = fill(rng, story, rng.choice(headlines))
+    slug = re.sub(r"[^a-z0-9]+", "-", headline.lower()).strip("-")
+    url = f"https://news.example.org/{story['event']}/{date.isoformat()}/{slug}-{i}"
+    return [story["event"], url, date.isoformat(), headline, "\n\n".join(paragraphs)], (key, phase_i, second)
+
+
+def generate(args):
+    global PURE
+    PURE = args.pure
+    rng = random.Random(args.seed)
+    kinds = sorted(KINDS)
+    order = rng.sample(kinds, len(kinds))
+    taken, stories = set(), []
+    for s in range(args.stories):
+        kind = order[s] if s < len(order) else rng.choice(kinds)
+        stories.append(build_story(rng, kind, 2025, taken))
+    os.makedirs(args.out, exist_ok=True)
+    batches = [[] for _ in range(args.days)]
+    for story in stories:
+        jobs = [p for p, ph in enumerate(story["phases"]) for _ in range(ph["size"])]
+        jobs += [None] * round(len(jobs) / 9)  # noise: ~10% of the story's articles
+        rng.shuffle(jobs)
+        span = (story["last"] - story["first"]).days + 1
+        story["per_day"] = defaultdict(Counter)
+        for i, phase_i in enumerate(jobs):
+            row, (key, idx, second) = make_article(rng, story, phase_i, i)
+            day = (datetime.date.fromisoformat(row[2]) - story["first"]).days * args.days // span + 1
+            story["per_day"][key][day] += 1
+            batches[day - 1].append((row, [row[0], row[1], key, -1 if idx is None else idx, second, day]))
+    for batch in batches:
+        rng.shuffle(batch)
+    header = ["event", "url", "date", "headline", "body"]
+    with open(os.path.join(args.out, "all.csv"), "w", newline="", encoding="utf-8") as fa, \
+            open(os.path.join(args.out, "truth.csv"), "w", newline="", encoding="utf-8") as ft:
+        wa, wt = csv.writer(fa, lineterminator="\n"), csv.writer(ft, lineterminator="\n")
+        wa.writerow(header)
+        wt.writerow(["event", "url", "phase", "phase_index", "second_phase", "day"])
+        for d, batch in enumerate(batches, 1):
+            with open(os.path.join(args.out, f"day{d}.csv"), "w", newline="", encoding="utf-8") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(header)
+                w.writerows(row for row, _ in batch)
+            wa.writerows(row for row, _ in batch)
+            wt.writerows(truth for _, truth in batch)
+    for story in stories:
+        n = sum(p["size"] for p in story["phases"])
+        print(f"{story['event']} ({story['kind']}, {story['first']}..{story['last']}): {n} articles + "
+              f"{sum(story['per_day']['noise'].values())} noise", file=sys.stderr)
+        for i, p in enumerate(story["phases"]):
+            days = ", ".join(f"d{d}:{c}" for d, c in sorted(story["per_day"][p["key"]].items()))
+            print(f"  {i} {p['key']:<14}{p['size']:>4}  {p['days'][0]}..{p['days'][-1]}  {days}", file=sys.stderr)
+    print("batches: " + ", ".join(f"day{d}.csv {len(b)}" for d, b in enumerate(batches, 1))
+          + f"; written to {args.out}", file=sys.stderr)
+
+
+def score(truth, run, days=None, corpus=None):
+    """The figures of one run (trial 0) against truth.csv's rows of `days` (all: None) whose url
+    is in `corpus` (any: None): a dict (see --json). Episode articles that are truth rows left
+    out this way are left out of the episodes too."""
+    import pyarrow.parquet as pq
+    with open(truth, newline="", encoding="utf-8") as f:
+        every = list(csv.DictReader(f))
+    truth_rows = [r for r in every if days is None or int(r["day"]) in days]
+    if corpus:
+        urls = set()
+        for name in sorted(os.listdir(corpus)):
+            if name.startswith("segments") and name.endswith(".parquet"):
+                urls.update(pq.read_table(os.path.join(corpus, name), columns=["source_id"]).column(0).to_pylist())
+        truth_rows = [r for r in truth_rows if r["url"] in urls]
+    path = os.path.join(run, "episode_articles.parquet")
+    rows = pq.read_table(path, columns=["key_event", "trial", "episode_id", "source_id", "segments"]).to_pylist() \
+        if os.path.exists(path) else []
+    counted = {r["url"] for r in truth_rows}
+    left_out = {r["url"] for r in every} - counted
+    # An article's home: the episode holding most of its segments (ties: the lower id). A phase
+    # is judged on the articles whose home an episode is; "in any" counts an article in every
+    # episode that holds one of its segments.
+    anywhere = defaultdict(set)  # event -> urls in some episode
+    best = {}  # (event, url) -> (segments, -episode)
+    for r in rows:
+        if r["trial"] == 0 and r["source_id"] not in left_out:
+            anywhere[r["key_event"]].add(r["source_id"])
+            key = (r["key_event"], r["source_id"])
+            best[key] = max(best.get(key, (0, float("-inf"))), (r["segments"], -r["episode_id"]))
+    members = defaultdict(lambda: defaultdict(set))  # event -> episode -> urls at home there
+    for (event, url), (_, neg) in best.items():
+        members[event][-neg].add(url)
+    titles, stable = {}, {}
+    path = os.path.join(run, "episodes.parquet")
+    if os.path.exists(path):
+        t = pq.read_table(path)
+        cols = [c for c in ("key_event", "trial", "episode_id", "title", "stable_id") if c in t.column_names]
+        for r in t.select(cols).to_pylist():
+            if r["trial"] == 0:
+                titles[r["key_event"], r["episode_id"]] = r.get("title", "")
+                if r.get("stable_id") is not None:
+                    stable[r["key_event"], r["episode_id"]] = r["stable_id"]
+    path = os.path.join(run, "lineage.parquet")
+    if os.path.exists(path):
+        for r in pq.read_table(path, columns=["key_event", "trial", "stable_id", "episode_id"]).to_pylist():
+            if r["trial"] == 0 and r["episode_id"] is not None:
+                stable.setdefault((r["key_event"], r["episode_id"]), r["stable_id"])
+    phases = defaultdict(lambda: defaultdict(set))  # event -> (index, phase) -> urls
+    for r in truth_rows:
+        if r["phase"] != "noise":
+            phases[r["event"]][int(r["phase_index"]), r["phase"]].add(r["url"])
+    stories, found_purity, n_phases, lost, n_eps = [], [], 0, [], 0
+    for event in sorted(phases):
+        eps = members.get(event, {})
+        in_any = anywhere.get(event, set())
+        out = []
+        for (idx, key), urls in sorted(phases[event].items()):
+            item = dict(phase=key, phase_index=idx, size=len(urls), covered=len(urls & in_any) / len(urls),
+                        best_episode=None, stable_id=None, title=None, share=0.0, purity=0.0, found=False,
+                        scored=len(urls) >= MIN_PHASE)
+            cands = []
+            for e, m in eps.items():
+                hit = len(urls & m)
+                if hit:
+                    share, purity = hit / len(urls), hit / len(m)
+                    ok = share >= 0.5 and purity > 0.5
+                    cands.append(((ok, purity if ok else share, purity, -e), e, share, purity, ok))
+            if cands:
+                _, e, share, purity, ok = max(cands)
+                item.update(best_episode=e, stable_id=stable.get((event, e)), title=titles.get((event, e)),
+                            share=share, purity=purity, found=ok and item["scored"])
+            if item["scored"]:
+                n_phases += 1
+                if item["found"]:
+                    found_purity.append(item["purity"])
+                if not urls & in_any:
+                    lost.append(f"{event}/{key}")
+            out.append(item)
+        n_eps += len(eps)
+        stories.append(dict(event=event, n_episodes=len(eps), n_phases=sum(i["scored"] for i in out), phases=out))
+    totals = dict(phases=n_phases, found=len(found_purity), episodes=n_eps, lost=lost,
+                  mean_purity=sum(found_purity) / len(found_purity) if found_purity else None,
+                  min_purity=min(found_purity) if found_purity else None)
+    return dict(run=run, articles=len(truth_rows), stories=stories, totals=totals)
+
+
+def fmt(x):
+    return "-" if x is None else f"{x:.2f}"
+
+
+def print_score(res, out=sys.stdout):
+    for s in res["stories"]:
+        print(f"== {s['event']}: {s['n_episodes']} episodes for {s['n_phases']} phases (trial 0)", file=out)
+        print(f"   {'phase':<16}{'size':>5}{'in any':>8}{'episode':>9}{'stable':>7}{'share':>7}{'purity':>8}"
+              f"  found  title", file=out)
+        for p in s["phases"]:
+            found = ("yes" if p["found"] else "no") if p["scored"] else f"(<{MIN_PHASE})"
+            ep = "-" if p["best_episode"] is None else f"e{p['best_episode']}"
+            st = "-" if p["stable_id"] is None else f"#{p['stable_id']}"
+            print(f"   {p['phase_index']} {p['phase']:<14}{p['size']:>5}{fmt(p['covered']):>8}{ep:>9}{st:>7}"
+                  f"{fmt(p['share']):>7}{fmt(p['purity']):>8}  {found:<6} {(p['title'] or '')[:50]}", file=out)
+    t = res["totals"]
+    print(f"TOTAL: phases found {t['found']}/{t['phases']}; purity of found mean {fmt(t['mean_purity'])} min "
+          f"{fmt(t['min_purity'])}; {t['episodes']} episodes for {t['phases']} phases; entirely lost: "
+          f"{len(t['lost'])}{' (' + ', '.join(t['lost']) + ')' if t['lost'] else ''}", file=out)
+
+
+def parse_days(text):
+    return None if not text else {int(d) for d in text.split(",")}
+
+
+def score_cmd(args):
+    res = score(args.truth, args.run, parse_days(args.days), args.corpus)
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print_score(res)
+
+
+def daily(args, extra):
+    n_days = 0
+    while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
+        n_days += 1
+    if not n_days:
+        sys.exit(f"no day1.csv in {args.truth_dir}")
+    corpus, run, logs = (os.path.join(args.work, x) for x in ("corpus", "run", "logs"))
+    for d in (corpus, run, logs):
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(logs)
+    truth = os.path.join(args.truth_dir, "truth.csv")
+    seen, purities, lines = {}, [], []
+    for day in range(1, n_days + 1):
+        imp = [args.bin, "import", "--articles", os.path.join(args.truth_dir, f"day{day}.csv"), "--out", corpus,
+               "--key-event-column", "event", "--id-column", "url", "--published-column", "date",
+               "--title-column", "headline", "--text-column", "body"] + (["--append"] if day > 1 else [])
+        cmd = [args.bin, "run", "--corpus", corpus, "--out", run, "-w", str(args.workers)]
+        cmd += (["--background", args.background] if args.background else []) + extra
+        t0 = time.time()
+        for name, c, ok in (("import", imp, (0,)), ("run", cmd, (0, 3))):
+            log = os.path.join(logs, f"day{day}-{name}.log")
+            print(f"day {day}: {' '.join(c)}", flush=True)
+            with open(log, "w") as f:
+                rc = subprocess.run(c, stdout=f, stderr=subprocess.STDOUT).returncode
+            if rc not in ok:
+                with open(log) as f:
+                    print(f.read()[-3000:], file=sys.stderr)
+                sys.exit(f"day {day}: {name} exited {rc} (log: {log})")
+        res = score(truth, run, set(range(1, day + 1)))
+        print(f"--- day {day} (days 1..{day}, run {time.time() - t0:.0f}s)")
+        print_score(res)
+        for s in res["stories"]:
+            for p in s["phases"]:
+                if p["scored"]:
+                    seen.setdefault((s["event"], p["phase"]), []).append(p["found"])
+                    if p["found"]:
+                        purities.append(p["purity"])
+        t = res["totals"]
+        lines.append(f"day {day}: found {t['found']}/{t['phases']}, purity mean {fmt(t['mean_purity'])} min "
+                     f"{fmt(t['min_purity'])}, {t['episodes']} episodes, lost {len(t['lost'])}")
+    print("\n".join(["=== summary"] + lines))
+    always = sum(all(v) for v in seen.values())
+    print(f"phases found in every daily run: {always} of {len(seen)}; purity min/mean "
+          f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
+
+
+def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="write day batches, all.csv and truth.csv")
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--pure", action="store_true", help="each phase in its own words only: no shared templates, background or recaps")
+    g.add_argument("--out", required=True)
+    g.add_argument("--stories", type=int, default=4)
+    g.add_argument("--days", type=int, default=3)
+    s = sub.add_parser("score", help="score a run folder against truth.csv")
+    s.add_argument("--truth", required=True)
+    s.add_argument("--run", required=True)
+    s.add_argument("--days", help="only these batches count, e.g. 1,2")
+    s.add_argument("--corpus", help="only urls imported into this corpus count")
+    s.add_argument("--json", action="store_true")
+    d = sub.add_parser("daily", help="import, run and score day by day")
+    d.add_argument("--truth-dir", required=True)
+    d.add_argument("--bin", default="target/release/epimine")
+    d.add_argument("--work", required=True)
+    d.add_argument("--background")
+    d.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    if args.cmd == "generate":
+        generate(args)
+    elif args.cmd == "score":
+        score_cmd(args)
+    else:
+        daily(args, extra)
+
+
+if __name__ == "__main__":
+    main()
