@@ -303,6 +303,14 @@ impl Job {
                 ),
             });
         }
+        if self.episodes.core == crate::episodes::select::CohesionRule::Significant {
+            return Err(JobError::Parse {
+                file: "job".into(),
+                message: "episodes.core = \"significant\": significance against the event is a \
+                          rule of episodes.cohesion; core takes \"all\", \"mean-minus-std\" or \"mean\""
+                    .into(),
+            });
+        }
         self.episodes
             .density
             .validate()
@@ -477,6 +485,21 @@ mod tests {
             "{err}"
         );
         assert!(job.clone().with_sets(&["nokey".into()]).is_err());
+        // Significance against the event is a cohesion rule, not a core rule.
+        let err = job
+            .clone()
+            .with_sets(&["episodes.core=\"significant\"".into()])
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("episodes.core"), "{err}");
+        assert!(job
+            .clone()
+            .with_sets(&["episodes.cohesion=\"significant\"".into()])
+            .unwrap()
+            .validate()
+            .is_ok());
         // The [llm] section: every key settable, checked.
         let llm = job
             .clone()

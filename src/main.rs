@@ -434,6 +434,16 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
 /// Events listed one a line in the summary, at most (all of them are in `run.json`).
 const EVENTS_LISTED: usize = 30;
 
+/// ` (why: below-confidence 120, episode-dropped-by-size 40)`, or nothing without reasons.
+fn why_left_out<'a>(reasons: impl Iterator<Item = (&'a str, usize)>) -> String {
+    let parts: Vec<String> = reasons.map(|(why, n)| format!("{why} {n}")).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" (why: {})", parts.join(", "))
+    }
+}
+
 /// What the episodes hold and leave out (trial 0): over the run, then per event.
 fn print_coverage(report: &epimine::run::RunReport) {
     use epimine::coverage::{percent, Coverage};
@@ -458,20 +468,28 @@ fn print_coverage(report: &epimine::run::RunReport) {
     } else {
         ""
     };
+    let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+    for e in &report.events {
+        for (why, n) in &e.counts.left_out {
+            *reasons.entry(why.as_str()).or_default() += n;
+        }
+    }
     println!(
-        "{}{trial}; left out: {} segments ({}), {} articles",
+        "{}{trial}; left out: {} segments ({}), {} articles{}",
         total.describe(),
         total.segments_left_out,
         percent(total.segments_left_out, segments),
-        total.articles_left_out
+        total.articles_left_out,
+        why_left_out(reasons.iter().map(|(k, v)| (*k, *v)))
     );
     for e in report.events.iter().take(EVENTS_LISTED) {
         match first(e) {
             Some(c) => println!(
-                "  {}: {} episodes; {}",
+                "  {}: {} episodes; {}{}",
                 e.key_event,
                 e.counts.episodes,
-                c.describe()
+                c.describe(),
+                why_left_out(e.counts.left_out.iter().map(|(k, v)| (k.as_str(), *v)))
             ),
             None => println!("  {}: {}", e.key_event, e.status),
         }

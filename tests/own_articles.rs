@@ -231,6 +231,21 @@ fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
         assert_eq!(c["articles_left_out"], all_docs.len() - docs.len(), "{e}");
         assert_eq!(e["articles"], all_docs.len());
         assert!(assigned.len() < segs.len(), "something is left out: {e}");
+        // Every segment left out has one reason (issue 45), named by its rule, and the reasons
+        // are printed on the event's line.
+        let why = e["counts"]["left_out"].as_object().expect("left_out reasons");
+        assert_eq!(
+            why.values().map(|n| n.as_u64().unwrap()).sum::<u64>() as usize,
+            segs.len() - assigned.len(),
+            "{e}"
+        );
+        for (reason, n) in why {
+            assert!(
+                reason == "below-confidence" || reason.starts_with("episode-dropped-by-"),
+                "{reason}"
+            );
+            assert!(out.contains(&format!("{reason} {n}")), "{reason} {n} not in:\n{out}");
+        }
         lines.push(format!(
             "{event}: {} episodes; {} of {} segments ({}%) and {} of {} articles in an episode",
             episodes.iter().filter(|x| x.key_event == event).count(),

@@ -2,11 +2,13 @@
 //! ([`cluster_episodes`]), every segment classified against a set of episodes and the rules that
 //! keep an episode ([`assign`]).
 
+use std::collections::BTreeMap;
+
 use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, split_cores, top_core};
 use super::params::{Candidates, EpisodeParams};
 use super::preparation::{by_salience, Prepared};
-use super::{classify, select, termspace};
+use super::{classify, join, select, termspace, uncovered};
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode};
 
@@ -44,6 +46,7 @@ pub fn cluster_episodes(
             params.min_episodes,
         );
         let n = merged.iter().copied().max().map_or(0, |m| m + 1);
+        tracing::debug!("merge: group g → candidate episode {merged:?}");
         let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (g, label) in groups.into_iter().zip(merged) {
             joined[label].extend(g);
@@ -63,7 +66,26 @@ pub fn cluster_episodes(
                 .collect();
         }
     }
-    let keywords = prepared.keywords(&groups, params.keywords);
+    specs_of(input, prepared, &groups, params, "clusters")
+}
+
+/// Episode specs of candidate `groups` (segments by descending salience): the harmonic-weighted
+/// mean vector (§6) and the keywords that set each apart ([`Prepared::keywords`]).
+fn specs_of(
+    input: &EventInput,
+    prepared: &Prepared,
+    groups: &[Vec<usize>],
+    params: &EpisodeParams,
+    source: &'static str,
+) -> Vec<EpisodeSpec> {
+    let vector_of = |members: &[usize]| {
+        let vectors: Vec<&[f32]> = members
+            .iter()
+            .map(|&s| input.embeddings[s].as_slice())
+            .collect();
+        classify::harmonic_mean_vector(&vectors)
+    };
+    let keywords = prepared.keywords(groups, params.keywords);
     groups
         .iter()
         .zip(keywords)
@@ -78,28 +100,150 @@ pub fn cluster_episodes(
             title_fields: Vec::new(),
             keywords,
             example_sentences: Vec::new(),
-            source: "clusters",
+            source,
         })
         .collect()
 }
 
-/// §6: classifies every segment of the event against the episodes (paper eq. 2), drops
-/// episodes with fewer than `min_segments` segments, then those below the cohesion rule
+/// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
+/// order they apply.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dropped {
+    /// Fewer than `min_segments` segments assigned (docs/method.md §6).
+    MinSegments,
+    /// Below the cohesion rule (`cohesion`).
+    Cohesion,
+    /// Below the size rule (`size`).
+    Size,
+    /// Below the core rule (`core`).
+    Core,
+    /// Past the cap (`max_episodes`): the largest are kept.
+    Cap,
+}
+
+impl Dropped {
+    /// The rule's name in `run.json` and the run's last lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dropped::MinSegments => "min-segments",
+            Dropped::Cohesion => "cohesion",
+            Dropped::Size => "size",
+            Dropped::Core => "core",
+            Dropped::Cap => "cap",
+        }
+    }
+}
+
+/// What §6 made of one set of candidate episodes: each segment's classification, each
+/// candidate's members (similarity or confidence key, segment) and its fate.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// Every segment's classification (paper eq. 2).
+    pub classified: Vec<classify::Classified>,
+    /// Each candidate's assigned segments, as (rank key, segment).
+    pub members: Vec<Vec<(f64, usize)>>,
+    /// Each candidate's fate: kept (`None`) or the rule that dropped it.
+    pub dropped: Vec<Option<Dropped>>,
+    /// Each candidate's cohesion: the mean cosine of its members to its vector (0 without).
+    pub cohesion: Vec<f64>,
+    /// The core density of the kept candidates ([`top_core`]'s mean; `None` where not computed).
+    pub core: Vec<Option<f64>>,
+    /// Densities among each kept episode's members (for `rank = "density"`).
+    densities: Vec<Option<Vec<Option<f64>>>>,
+}
+
+impl Selection {
+    /// Whether candidate `e` is kept.
+    pub fn kept(&self, e: usize) -> bool {
+        self.dropped[e].is_none()
+    }
+
+    /// Whether segment `s` is in a kept episode.
+    pub fn covered(&self, s: usize) -> bool {
+        let c = &self.classified[s];
+        c.assigned && self.kept(c.episode)
+    }
+}
+
+impl Selection {
+    /// Adds `groups` (segment indices, none of them in a kept episode) as kept episodes with
+    /// vectors `specs`, each holding exactly its group's segments, ranked as the others
+    /// (`params.rank`): coverage's episodes ([`uncovered`]). The kept episodes and their
+    /// segments stay as they are.
+    pub fn add_kept(
+        &mut self,
+        input: &EventInput,
+        specs: &[EpisodeSpec],
+        groups: &[Vec<usize>],
+        params: &EpisodeParams,
+    ) {
+        for (spec, group) in specs.iter().zip(groups) {
+            let e = self.members.len();
+            let similarity: Vec<f64> = group
+                .iter()
+                .map(|&s| termspace::cosine(&input.embeddings[s], &spec.vector))
+                .collect();
+            for (&s, &sim) in group.iter().zip(&similarity) {
+                let c = &mut self.classified[s];
+                c.episode = e;
+                c.assigned = true;
+                c.similarity = sim;
+            }
+            let members: Vec<(f64, usize)> = group
+                .iter()
+                .zip(&similarity)
+                .map(|(&s, &sim)| {
+                    let key = match params.rank {
+                        classify::RankBy::Confidence => self.classified[s].confidence,
+                        classify::RankBy::Similarity | classify::RankBy::Density => sim,
+                    };
+                    (key, s)
+                })
+                .collect();
+            let density = classify::ranked_density(
+                input.embeddings,
+                group,
+                &similarity,
+                params.rank_neighbors,
+                params.max_ranked,
+            );
+            let core = top_core(&density);
+            self.core
+                .push((!core.is_empty()).then(|| core.iter().sum::<f64>() / core.len() as f64));
+            self.cohesion
+                .push(similarity.iter().sum::<f64>() / similarity.len().max(1) as f64);
+            self.densities
+                .push((params.rank == classify::RankBy::Density).then_some(density));
+            self.members.push(members);
+            self.dropped.push(None);
+        }
+    }
+}
+
+/// Marks as dropped by `why` the entries that `kept` no longer holds.
+fn mark(dropped: &mut [Option<Dropped>], kept: &[bool], why: Dropped) {
+    for (d, &k) in dropped.iter_mut().zip(kept) {
+        if !k && d.is_none() {
+            *d = Some(why);
+        }
+    }
+}
+
+/// §6's decisions for one event: classifies every segment against `episodes_in` (paper eq. 2),
+/// drops episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
-/// (`floor::apply_floor`), keeps the `params.max_episodes` largest, and ranks each
-/// episode's segments by `params.rank` (density among its own segments by default; eq. 2
-/// confidence as docs/method.md §6 says with `rank = "confidence"`).
-/// Episode ids count from 0 within the trial.
-pub fn assign(
+/// (`floor::apply_floor`) and keeps the `params.max_episodes` largest. Each dropped candidate
+/// keeps the rule that dropped it ([`Selection::dropped`]).
+pub fn select_episodes(
     input: &EventInput,
-    key_event: &str,
     episodes_in: &[EpisodeSpec],
     params: &EpisodeParams,
-    trial: u32,
     steps: &Steps,
-) -> (Vec<Episode>, Vec<Assignment>) {
-    let segs = input.segments;
+) -> Selection {
     let vectors: Vec<Vec<f32>> = episodes_in.iter().map(|c| c.vector.clone()).collect();
     let classified = classify::classify(input.embeddings, &vectors, params.confidence, steps);
     let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); episodes_in.len()];
@@ -112,29 +256,47 @@ pub fn assign(
             members[c.episode].push((key, s));
         }
     }
-    let mut episodes = Vec::new();
-    let mut assignments = Vec::new();
+    let similarities = |e: usize| -> Vec<f64> {
+        members[e]
+            .iter()
+            .map(|&(_, s)| classified[s].similarity)
+            .collect()
+    };
+    let cohesion: Vec<f64> = (0..members.len())
+        .map(|e| {
+            let s = similarities(e);
+            if s.is_empty() {
+                0.0
+            } else {
+                termspace::mean_std(&s).0
+            }
+        })
+        .collect();
+    let mut dropped = vec![None; members.len()];
     // Episodes kept: enough segments (§6), then significantly cohesive ones among those, then
     // significantly large ones among those.
     let mut kept: Vec<bool> = members
         .iter()
         .map(|m| m.len() >= params.min_segments)
         .collect();
-    select::narrow(
-        &mut kept,
-        |e| -> Vec<f64> {
-            members[e]
-                .iter()
-                .map(|&(_, s)| classified[s].similarity)
-                .collect()
-        },
-        |similarities| select::cohesive(similarities, params.cohesion),
-    );
+    mark(&mut dropped, &kept, Dropped::MinSegments);
+    if params.cohesion == select::CohesionRule::Significant {
+        let spread = classify::similarity_spread(input.embeddings, &vectors);
+        for (k, keep) in kept.iter_mut().zip(select::significant(&cohesion, &spread)) {
+            *k &= keep;
+        }
+    } else {
+        select::narrow(&mut kept, similarities, |similarities| {
+            select::cohesive(similarities, params.cohesion)
+        });
+    }
+    mark(&mut dropped, &kept, Dropped::Cohesion);
     select::narrow(
         &mut kept,
         |e| members[e].len(),
         |sizes| select::large_enough(sizes, params.size),
     );
+    mark(&mut dropped, &kept, Dropped::Size);
     // Densities among each episode's members (at most `max_ranked` of them compared), once.
     steps.stage("episode cores and ranks", members.len());
     let densities: Vec<std::cell::OnceCell<Vec<Option<f64>>>> = (0..members.len())
@@ -159,8 +321,14 @@ pub fn assign(
         select::narrow(&mut kept, core_of, |cores| {
             select::cohesive(cores, params.core)
         });
+        mark(&mut dropped, &kept, Dropped::Core);
     }
     apply_floor(&mut kept, &members, core_of, params);
+    for (d, &k) in dropped.iter_mut().zip(&kept) {
+        if k {
+            *d = None;
+        }
+    }
     if params.max_episodes > 0 {
         // The largest episodes, ties by index.
         let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
@@ -168,17 +336,83 @@ pub fn assign(
         for &e in by_size.iter().skip(params.max_episodes) {
             kept[e] = false;
         }
+        mark(&mut dropped, &kept, Dropped::Cap);
     }
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        tracing::debug!(
+            "selection (candidate: segments, cohesion, within, fate): {}",
+            (0..members.len())
+                .map(|e| format!(
+                    "{e}: {}, {:.3}, {:.3}, {}",
+                    members[e].len(),
+                    cohesion[e],
+                    uncovered::mean_pairwise_cosine(
+                        input.embeddings,
+                        &members[e].iter().map(|&(_, s)| s).collect::<Vec<_>>()
+                    ),
+                    dropped[e].map_or("kept", Dropped::name)
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    let needs_density = params.rank == classify::RankBy::Density;
+    let core: Vec<Option<f64>> = (0..members.len())
+        .map(|e| {
+            let d = if kept[e] || densities[e].get().is_some() {
+                top_core(density_of(e))
+            } else {
+                return None;
+            };
+            (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)
+        })
+        .collect();
+    let densities = densities
+        .into_iter()
+        .enumerate()
+        .map(|(e, d)| {
+            if kept[e] && needs_density {
+                d.into_inner()
+            } else {
+                None
+            }
+        })
+        .collect();
+    Selection {
+        classified,
+        members,
+        dropped,
+        cohesion,
+        core,
+        densities,
+    }
+}
+
+/// §6: the kept episodes of a [`Selection`] as rows, each episode's segments ranked by
+/// `params.rank` (density among its own segments by default; eq. 2 confidence as
+/// docs/method.md §6 says with `rank = "confidence"`). Episode ids count from 0 within the
+/// trial, in the candidates' order.
+pub fn emit(
+    input: &EventInput,
+    key_event: &str,
+    episodes_in: &[EpisodeSpec],
+    selection: &Selection,
+    params: &EpisodeParams,
+    trial: u32,
+) -> (Vec<Episode>, Vec<Assignment>) {
+    let segs = input.segments;
+    let mut episodes = Vec::new();
+    let mut assignments = Vec::new();
     for (e, spec) in episodes_in.iter().enumerate() {
-        if !kept[e] {
+        if !selection.kept(e) {
             continue;
         }
-        let mut segs_of = members[e].clone();
-        if params.rank == classify::RankBy::Density {
+        let mut segs_of = selection.members[e].clone();
+        if let (classify::RankBy::Density, Some(density)) = (params.rank, &selection.densities[e]) {
             // The compared members by density, then the rest by similarity (their key).
             let mut keyed: Vec<(bool, f64, usize)> = segs_of
                 .iter()
-                .zip(density_of(e))
+                .zip(density)
                 .map(|(&(similarity, s), d)| (d.is_some(), d.unwrap_or(similarity), s))
                 .collect();
             keyed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
@@ -208,7 +442,6 @@ pub fn assign(
             last_date: span.last_date,
         });
         for (rank, (_, s)) in segs_of.into_iter().enumerate() {
-            let confidence = classified[s].confidence;
             assignments.push(Assignment {
                 key_event: key_event.to_string(),
                 trial,
@@ -216,25 +449,140 @@ pub fn assign(
                 doc_id: segs[s].doc_id,
                 seg_idx: segs[s].seg_idx,
                 rank: rank as u32,
-                confidence,
+                confidence: selection.classified[s].confidence,
             });
         }
     }
     (episodes, assignments)
 }
 
+/// Why each segment of a [`Selection`] is in no episode, counted: `below-confidence` (its
+/// confidence is under the significance bound of eq. 2, so it was assigned nowhere) or
+/// `episode-dropped-by-<rule>` (it was assigned to a candidate episode that rule dropped,
+/// [`Dropped::name`]). Every segment not in a kept episode has exactly one reason.
+pub fn left_out(selection: &Selection) -> BTreeMap<String, usize> {
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for c in &selection.classified {
+        let reason = if !c.assigned {
+            "below-confidence".to_string()
+        } else if let Some(why) = selection.dropped[c.episode] {
+            format!("episode-dropped-by-{}", why.name())
+        } else {
+            continue;
+        };
+        *reasons.entry(reason).or_default() += 1;
+    }
+    reasons
+}
+
+/// §6: [`select_episodes`] then [`emit`]: every segment classified against the episodes, the rules that
+/// keep an episode, and the kept episodes' rows.
+pub fn assign(
+    input: &EventInput,
+    key_event: &str,
+    episodes_in: &[EpisodeSpec],
+    params: &EpisodeParams,
+    trial: u32,
+    steps: &Steps,
+) -> (Vec<Episode>, Vec<Assignment>) {
+    let (episodes, assignments, _) =
+        assign_explained(input, key_event, episodes_in, params, trial, steps);
+    (episodes, assignments)
+}
+
+/// [`assign`], with why the segments in no episode are left out ([`left_out`]).
+pub fn assign_explained(
+    input: &EventInput,
+    key_event: &str,
+    episodes_in: &[EpisodeSpec],
+    params: &EpisodeParams,
+    trial: u32,
+    steps: &Steps,
+) -> (Vec<Episode>, Vec<Assignment>, BTreeMap<String, usize>) {
+    let selection = select_episodes(input, episodes_in, params, steps);
+    let (episodes, assignments) = emit(input, key_event, episodes_in, &selection, params, trial);
+    (episodes, assignments, left_out(&selection))
+}
+
+/// One event's episodes without an LLM ([`episodes_without_llm`]).
+#[derive(Debug, Clone)]
+pub struct WithoutLlm {
+    /// Candidate episodes classified against (after the merge, with coverage's).
+    pub candidates: usize,
+    /// The kept episodes.
+    pub episodes: Vec<Episode>,
+    /// Their segments.
+    pub assignments: Vec<Assignment>,
+    /// Why the other segments are in no episode ([`left_out`]).
+    pub left_out: BTreeMap<String, usize>,
+}
+
 /// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
-/// episodes ([`cluster_episodes`]), every segment classified against them ([`assign`]). Returns
-/// the number of candidate episodes with the episodes and assignments kept.
+/// episodes ([`cluster_episodes`]), every segment classified against them ([`select_episodes`]);
+/// with `params.cover`, the dense groups of salient segments that no kept episode covers
+/// ([`uncovered`]) become episodes of their own, beside the kept ones, which they leave as they
+/// are ([`Selection::add_kept`]).
 pub fn episodes_without_llm(
     input: &EventInput,
     prepared: &Prepared,
     params: &EpisodeParams,
     trial: u32,
     steps: &Steps,
-) -> (usize, Vec<Episode>, Vec<Assignment>) {
+) -> WithoutLlm {
     steps.stage("episode vectors and merge", 0);
-    let specs = cluster_episodes(input, prepared, params);
-    let (episodes, assignments) = assign(input, &prepared.key_event, &specs, params, trial, steps);
-    (specs.len(), episodes, assignments)
+    let mut specs = cluster_episodes(input, prepared, params);
+    let mut selection = select_episodes(input, &specs, params, steps);
+    if params.join != join::JoinRule::None {
+        let kept: Vec<Vec<usize>> = (0..specs.len())
+            .filter(|&e| selection.kept(e))
+            .map(|e| selection.members[e].iter().map(|&(_, s)| s).collect())
+            .collect();
+        let labels = join::join(input.embeddings, &kept, params.join);
+        let n = labels.iter().copied().max().map_or(0, |m| m + 1);
+        if n < kept.len() {
+            let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
+            for (g, label) in kept.into_iter().zip(labels) {
+                joined[label].extend(g);
+            }
+            let groups: Vec<Vec<usize>> = joined
+                .into_iter()
+                .map(|g| by_salience(g, &prepared.scores))
+                .collect();
+            specs = specs_of(input, prepared, &groups, params, "clusters");
+            selection = select_episodes(input, &specs, params, steps);
+        }
+    }
+    if params.cover {
+        steps.stage("uncovered groups", 0);
+        let groups = uncovered::dense_uncovered_groups(input, &prepared.scores, &selection, params);
+        if !groups.is_empty() {
+            tracing::debug!(
+                "{}: {} uncovered group(s) of {:?} segments become episodes",
+                prepared.key_event,
+                groups.len(),
+                groups.iter().map(Vec::len).collect::<Vec<_>>()
+            );
+            let groups: Vec<Vec<usize>> = groups
+                .into_iter()
+                .map(|g| by_salience(g, &prepared.scores))
+                .collect();
+            let added = specs_of(input, prepared, &groups, params, "coverage");
+            selection.add_kept(input, &added, &groups, params);
+            specs.extend(added);
+        }
+    }
+    let (episodes, assignments) = emit(
+        input,
+        &prepared.key_event,
+        &specs,
+        &selection,
+        params,
+        trial,
+    );
+    WithoutLlm {
+        candidates: specs.len(),
+        episodes,
+        assignments,
+        left_out: left_out(&selection),
+    }
 }

@@ -241,6 +241,43 @@ pub fn classify(
         .collect()
 }
 
+/// For each episode vector, (μ, σ) of the cosines of every one of `segments` to it: how close
+/// the event's segments lie to it at all (the background of [`crate::episodes::select::significant`]).
+/// Segments in fixed chunks in parallel (rayon), the chunks' sums added in order: the same bits
+/// for any number of threads. Linear in segments × episodes, as [`classify`].
+pub fn similarity_spread(segments: &[Vec<f32>], episodes: &[Vec<f32>]) -> Vec<(f64, f64)> {
+    let k = episodes.len();
+    if k == 0 || segments.is_empty() {
+        return vec![(0.0, 0.0); k];
+    }
+    let episode_norms: Vec<f64> = episodes.iter().map(|v| squared_norm(v)).collect();
+    let partial: Vec<Vec<(f64, f64)>> = segments
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut sums = vec![(0f64, 0f64); k];
+            for s in chunk {
+                let norm = squared_norm(s);
+                for (e, v) in episodes.iter().enumerate() {
+                    let c = cosine_of(dot(s, v), norm, episode_norms[e]);
+                    sums[e].0 += c;
+                    sums[e].1 += c * c;
+                }
+            }
+            sums
+        })
+        .collect();
+    let n = segments.len() as f64;
+    (0..k)
+        .map(|e| {
+            let (sum, squares) = partial
+                .iter()
+                .fold((0f64, 0f64), |(a, b), p| (a + p[e].0, b + p[e].1));
+            let mean = sum / n;
+            (mean, (squares / n - mean * mean).max(0.0).sqrt())
+        })
+        .collect()
+}
+
 /// Segments per task of [`classify`]'s parallel loop.
 const CHUNK: usize = 1024;
 

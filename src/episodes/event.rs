@@ -69,6 +69,10 @@ pub struct EventCounts {
     pub episodes: usize,
     /// Segments assigned.
     pub assigned: usize,
+    /// Why the other segments are in no episode, counted (trial 0;
+    /// [`super::assignment::left_out`]): `below-confidence` or `episode-dropped-by-<rule>`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub left_out: std::collections::BTreeMap<String, usize>,
 }
 
 /// An episode to classify against: its vector (docs/method.md §6) and what describes it.

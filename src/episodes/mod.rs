@@ -16,14 +16,18 @@ pub mod classify;
 pub mod event;
 pub mod expand;
 pub mod floor;
+pub mod join;
 pub mod names;
 pub mod params;
 pub mod partition;
 pub mod preparation;
 pub mod select;
 pub mod termspace;
+pub mod uncovered;
 
-pub use assignment::{assign, cluster_episodes, episodes_without_llm};
+pub use assignment::{
+    assign, assign_explained, cluster_episodes, episodes_without_llm, Dropped, WithoutLlm,
+};
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
 pub use floor::split_cores;
 pub use params::{Candidates, EpisodeParams, CORE_TOP, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_RANKED};
@@ -128,6 +132,107 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn every_left_out_segment_has_the_reason_of_its_rule() {
+        // The size rule's event: the diagonal episode (2 segments) is dropped by the size rule.
+        let mut embeddings = Vec::new();
+        for (axis, n) in [(0usize, 30usize), (1, 20), (2, 12)] {
+            for i in 0..n {
+                let mut v = vec![0.05 * (i % 3) as f32; 3];
+                v[axis] = 1.0;
+                embeddings.push(v);
+            }
+        }
+        embeddings.extend([vec![0.6, 0.6, 0.61], vec![0.61, 0.6, 0.6]]);
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let input = input_of(&segments, &vectors, &embeddings);
+        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
+            .iter()
+            .map(|v| spec(v.to_vec()))
+            .collect();
+        let params = EpisodeParams {
+            confidence: ConfidenceRule::All,
+            cohesion: select::CohesionRule::All,
+            ..EpisodeParams::default()
+        };
+        let (_, assignments, why) =
+            assign_explained(&input, "e", &specs, &params, 0, &Steps::quiet());
+        assert_eq!(assignments.len(), 62);
+        assert_eq!(
+            why.into_iter().collect::<Vec<_>>(),
+            vec![("episode-dropped-by-size".to_string(), 2)]
+        );
+        // With the paper's confidence bound, the diagonal segments (gap ≈ 0) are below it
+        // instead, and every segment is accounted for once.
+        let strict = EpisodeParams {
+            confidence: ConfidenceRule::MeanMinusStd,
+            ..params
+        };
+        let selection = assignment::select_episodes(&input, &specs, &strict, &Steps::quiet());
+        let why = assignment::left_out(&selection);
+        let covered = (0..segments.len())
+            .filter(|&s| selection.covered(s))
+            .count();
+        assert_eq!(covered + why.values().sum::<usize>(), segments.len());
+        assert!(why.contains_key("below-confidence"), "{why:?}");
+    }
+
+    #[test]
+    fn coverage_makes_an_episode_of_a_tight_group_no_episode_holds() {
+        // Tight groups along x (10 segments) and y (10), and 8 along z that the candidates
+        // (x and y only) miss: their gap between x and y is 0, so their confidence is under the
+        // bound and they are in no episode.
+        let mut embeddings = Vec::new();
+        for axis in [0usize, 1, 2] {
+            for i in 0..if axis == 2 { 8 } else { 10 } {
+                let mut v = vec![0.0f32; 4];
+                v[axis] = 1.0;
+                // z a little tighter than x and y: as tight as the loosest kept episode.
+                v[3] = if axis == 2 { 0.01 } else { 0.02 } * (i % 2) as f32;
+                embeddings.push(v);
+            }
+        }
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let input = input_of(&segments, &vectors, &embeddings);
+        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+            .iter()
+            .map(|v| spec(v.to_vec()))
+            .collect();
+        let params = EpisodeParams {
+            rank_neighbors: 3,
+            min_episodes: 0,
+            ..EpisodeParams::default()
+        };
+        let mut selection = assignment::select_episodes(&input, &specs, &params, &Steps::quiet());
+        assert_eq!(
+            assignment::left_out(&selection).get("below-confidence"),
+            Some(&8)
+        );
+        let scores = vec![1.0; segments.len()];
+        let groups = uncovered::dense_uncovered_groups(&input, &scores, &selection, &params);
+        assert_eq!(groups, vec![(20..28).collect::<Vec<usize>>()]);
+        let added = vec![spec(vec![0.0, 0.0, 1.0, 0.0])];
+        selection.add_kept(&input, &added, &groups, &params);
+        let all: Vec<EpisodeSpec> = specs.into_iter().chain(added).collect();
+        let (episodes, assignments) = assignment::emit(&input, "e", &all, &selection, &params, 0);
+        assert_eq!(
+            episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>(),
+            vec![10, 10, 8]
+        );
+        assert_eq!(assignments.len(), 28);
+        assert!(assignment::left_out(&selection).is_empty());
+        // A group from fewer than MIN_ARTICLES articles is not an episode: all 8 in 2 articles.
+        let mut two = segments.clone();
+        for (i, s) in two.iter_mut().enumerate().skip(20) {
+            s.doc_id = 100 + (i % 2) as u32;
+        }
+        let input = input_of(&two, &vectors, &embeddings);
+        let selection = assignment::select_episodes(&input, &all[..2], &params, &Steps::quiet());
+        assert!(uncovered::dense_uncovered_groups(&input, &scores, &selection, &params).is_empty());
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub struct EpisodeParams {
     /// (docs/method.md §5; default μ − σ: μ merged too much on the development set).
     pub merge_cut: termspace::Cut,
     /// Episodes kept by the cohesion of their segments (docs/method.md §6, after `min_segments`;
-    /// default μ − σ, the method's significance bound).
+    /// default μ − σ of the event's episodes, the method's significance bound;
+    /// `significant`: each episode against the event's segments instead, issue 45).
     pub cohesion: select::CohesionRule,
     /// Episodes kept by their number of segments among the event's episodes (docs/method.md §6,
     /// after the cohesion rule; default μ − σ of ln(size)).
@@ -84,6 +85,14 @@ pub struct EpisodeParams {
     /// similar to its vector; the rest follow them by that similarity (0: no cap). Density
     /// compares every pair, so the cap bounds its cost per episode.
     pub max_ranked: usize,
+    /// Coverage (issue 45; default off, see docs/quality.md): after §6, the dense groups of
+    /// salient segments that no kept episode covers, each as tight as the loosest kept episode,
+    /// become episodes of their own beside the kept ones ([`super::uncovered`]).
+    pub cover: bool,
+    /// Join kept episodes after classification (issue 45; default `none`, see
+    /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
+    /// of their distances and classifies again ([`super::join`]).
+    pub join: super::join::JoinRule,
 }
 
 /// Segments of an episode's top that `core` and `split` look at (the evaluation's k).
@@ -137,6 +146,8 @@ impl Default for EpisodeParams {
             min_episodes: 5,
             max_fragments: DEFAULT_MAX_FRAGMENTS,
             max_ranked: DEFAULT_MAX_RANKED,
+            cover: false,
+            join: super::join::JoinRule::None,
         }
     }
 }

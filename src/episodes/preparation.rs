@@ -185,6 +185,20 @@ fn fragment_candidates(
     let n_arts: Vec<usize> = arts.iter().map(BTreeSet::len).collect();
     let keep = candidates::keep_clusters(&sizes, &n_arts, params.prune);
     counts.kept_clusters = keep.iter().filter(|&&k| k).count();
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // The trace of docs/quality.md: each candidate cluster's size, articles and pruning.
+        let kept_labels: Vec<usize> = (0..n_clusters).filter(|&c| keep[c]).collect();
+        tracing::debug!(
+            "candidate clusters (label: segments/articles, pruned or kept as group g): {}",
+            (0..n_clusters)
+                .map(|c| match kept_labels.iter().position(|&k| k == c) {
+                    Some(g) => format!("{c}: {}/{} g{g}", sizes[c], n_arts[c]),
+                    None => format!("{c}: {}/{} pruned", sizes[c], n_arts[c]),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let cluster_of: HashMap<usize, u32> = chosen
         .iter()
         .enumerate()

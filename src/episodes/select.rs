@@ -15,6 +15,23 @@ pub enum CohesionRule {
     MeanMinusStd,
     /// Keep episodes whose cohesion is ≥ μ.
     Mean,
+    /// Keep an episode whose members are significantly closer to its vector than the event's
+    /// segments are: cohesion ≥ μ + σ of the cosines of all the event's segments to that
+    /// vector (issue 45, [`significant`]). Judged per episode against the event, not against
+    /// the other episodes, so a coherent episode is kept however coherent the others are. For
+    /// `cohesion` only.
+    Significant,
+}
+
+/// [`CohesionRule::Significant`]: `cohesion[e]` (the mean cosine of episode e's members to its
+/// vector) against `spread[e]` = (μ, σ) of the cosines of every segment of the event to that
+/// vector. Returns which episodes are kept.
+pub fn significant(cohesion: &[f64], spread: &[(f64, f64)]) -> Vec<bool> {
+    cohesion
+        .iter()
+        .zip(spread)
+        .map(|(&c, &(m, s))| c >= m + s)
+        .collect()
 }
 
 /// `similarities[e]` holds the cosine of each of episode e's segments to e's vector. Returns
@@ -26,7 +43,8 @@ pub fn cohesive(similarities: &[Vec<f64>], rule: CohesionRule) -> Vec<bool> {
         .map(|s| if s.is_empty() { 0.0 } else { mean_std(s).0 })
         .collect();
     let bound = match rule {
-        CohesionRule::All => return vec![true; similarities.len()],
+        // `Significant` needs the event's segments; callers judge it with [`significant`].
+        CohesionRule::All | CohesionRule::Significant => return vec![true; similarities.len()],
         CohesionRule::MeanMinusStd => Cut::MeanMinusStd.bound(&cohesion),
         CohesionRule::Mean => Cut::Mean.bound(&cohesion),
     };
@@ -116,6 +134,16 @@ mod tests {
         );
         assert_eq!(large_enough(&[5, 1], SizeRule::All), vec![true; 2]);
         assert!(large_enough(&[], SizeRule::LogMeanMinusStd).is_empty());
+    }
+
+    #[test]
+    fn significance_against_the_event_by_hand() {
+        // Episode 0: members at 0.8, the event's segments at 0.5 ± 0.2 → kept (0.8 ≥ 0.7);
+        // episode 1: members at 0.6 against 0.5 ± 0.2 → dropped; episode 2: exactly at the bound.
+        assert_eq!(
+            significant(&[0.8, 0.6, 0.7], &[(0.5, 0.2), (0.5, 0.2), (0.5, 0.2)]),
+            vec![true, false, true]
+        );
     }
 
     #[test]

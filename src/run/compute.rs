@@ -68,14 +68,16 @@ pub(super) fn compute_event(
                     ),
                 );
             } else {
-                let (kept, eps, asg) = episodes::episodes_without_llm(
+                let found = episodes::episodes_without_llm(
                     &p.input(),
                     &p.prepared,
                     &job.episodes,
                     0,
                     steps,
                 );
-                report.status.counts.kept_clusters = kept;
+                report.status.counts.kept_clusters = found.candidates;
+                report.status.counts.left_out = found.left_out;
+                let (eps, asg) = (found.episodes, found.assignments);
                 finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
                 report.outputs.episode_keys =
                     crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);

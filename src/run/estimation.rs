@@ -26,16 +26,18 @@ pub(super) fn classify_with_llm(
     pending: &Pending,
     mut answers: Vec<TrialAnswer>,
     steps: &crate::progress::steps::Steps,
-) -> (String, EventLlm, Vec<Episode>, Vec<Assignment>) {
+) -> Classified {
     answers.sort_by_key(|a| a.0);
     let input = pending.input();
     let mut known = pending.known_embeddings();
     let mut status = EventLlm::default();
     let (mut episodes_out, mut assignments_out) = (Vec::new(), Vec::new());
+    // Why segments are left out, of the first trial (the one the summaries show).
+    let mut left_out = None;
     for (trial, answer) in answers {
         let from_llm = answer.and_then(|eps| {
             let specs = llm_specs(encoder, &mut known, &eps)?;
-            let out = episodes::assign(
+            let out = episodes::assign_explained(
                 &input,
                 &pending.prepared.key_event,
                 &specs,
@@ -52,7 +54,7 @@ pub(super) fn classify_with_llm(
                 Ok(out)
             }
         });
-        let (eps, asg) = match from_llm {
+        let (eps, asg, reasons) = match from_llm {
             Ok(out) => {
                 status.trials_ok += 1;
                 out
@@ -62,21 +64,38 @@ pub(super) fn classify_with_llm(
                     "{event}: trial {trial}: LLM estimation failed, using no-LLM episodes: {error}"
                 );
                 status.fallbacks.push(Fallback { trial, error });
-                let (_, eps, asg) = episodes::episodes_without_llm(
+                let found = episodes::episodes_without_llm(
                     &input,
                     &pending.prepared,
                     &job.episodes,
                     trial,
                     steps,
                 );
-                (eps, asg)
+                (found.episodes, found.assignments, found.left_out)
             }
         };
+        if left_out.is_none() {
+            left_out = Some(reasons);
+        }
         status.episodes_per_trial.push(eps.len());
         episodes_out.extend(eps);
         assignments_out.extend(asg);
     }
-    (event.to_string(), status, episodes_out, assignments_out)
+    Classified {
+        llm: status,
+        episodes: episodes_out,
+        assignments: assignments_out,
+        left_out: left_out.unwrap_or_default(),
+    }
+}
+
+/// An event's LLM trials, classified ([`classify_with_llm`]).
+pub(super) struct Classified {
+    pub llm: EventLlm,
+    pub episodes: Vec<Episode>,
+    pub assignments: Vec<Assignment>,
+    /// Why segments are in no episode, in the first trial.
+    pub left_out: BTreeMap<String, usize>,
 }
 
 /// What the LLM stage asked: answers by (event, trial), the context window used, and the events
@@ -340,12 +359,14 @@ fn classify_answers(
             continue;
         };
         let steps = crate::progress::steps::Steps::new(&event, None);
-        let (_, llm_status, eps, asg) = ctx
+        let classified = ctx
             .shared
             .pool
             .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
+        let (eps, asg) = (classified.episodes, classified.assignments);
         finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
-        report.status.llm = Some(llm_status);
+        report.status.counts.left_out = classified.left_out;
+        report.status.llm = Some(classified.llm);
         report.outputs.episode_keys =
             crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
         report.outputs.episodes = eps;
