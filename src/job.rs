@@ -303,11 +303,16 @@ impl Job {
                 ),
             });
         }
-        if self.episodes.core == crate::episodes::select::CohesionRule::Significant {
+        if matches!(
+            self.episodes.core,
+            crate::episodes::select::CohesionRule::Significant
+                | crate::episodes::select::CohesionRule::Either
+        ) {
             return Err(JobError::Parse {
                 file: "job".into(),
-                message: "episodes.core = \"significant\": significance against the event is a \
-                          rule of episodes.cohesion; core takes \"all\", \"mean-minus-std\" or \"mean\""
+                message: "episodes.core: \"significant\" and \"either\" judge against the event's \
+                          segments, a rule of episodes.cohesion; core takes \"all\", \"mean-minus-std\" \
+                          or \"mean\""
                     .into(),
             });
         }

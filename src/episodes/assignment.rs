@@ -280,10 +280,22 @@ pub fn select_episodes(
         .map(|m| m.len() >= params.min_segments)
         .collect();
     mark(&mut dropped, &kept, Dropped::MinSegments);
-    if params.cohesion == select::CohesionRule::Significant {
+    if matches!(
+        params.cohesion,
+        select::CohesionRule::Significant | select::CohesionRule::Either
+    ) {
         let spread = classify::similarity_spread(input.embeddings, &vectors);
-        for (k, keep) in kept.iter_mut().zip(select::significant(&cohesion, &spread)) {
-            *k &= keep;
+        let mut relative = kept.clone();
+        if params.cohesion == select::CohesionRule::Either {
+            select::narrow(&mut relative, similarities, |similarities| {
+                select::cohesive(similarities, select::CohesionRule::MeanMinusStd)
+            });
+        } else {
+            relative.iter_mut().for_each(|k| *k = false);
+        }
+        let significant = select::significant(&cohesion, &spread);
+        for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
+            *k &= r || s;
         }
     } else {
         select::narrow(&mut kept, similarities, |similarities| {

@@ -21,6 +21,10 @@ pub enum CohesionRule {
     /// the other episodes, so a coherent episode is kept however coherent the others are. For
     /// `cohesion` only.
     Significant,
+    /// Kept by either: ≥ μ − σ of the event's episodes, or significant against the event's
+    /// segments ([`CohesionRule::Significant`]) — the default's episodes and every coherent one
+    /// it would drop. For `cohesion` only.
+    Either,
 }
 
 /// [`CohesionRule::Significant`]: `cohesion[e]` (the mean cosine of episode e's members to its
@@ -44,7 +48,9 @@ pub fn cohesive(similarities: &[Vec<f64>], rule: CohesionRule) -> Vec<bool> {
         .collect();
     let bound = match rule {
         // `Significant` needs the event's segments; callers judge it with [`significant`].
-        CohesionRule::All | CohesionRule::Significant => return vec![true; similarities.len()],
+        CohesionRule::All | CohesionRule::Significant | CohesionRule::Either => {
+            return vec![true; similarities.len()]
+        }
         CohesionRule::MeanMinusStd => Cut::MeanMinusStd.bound(&cohesion),
         CohesionRule::Mean => Cut::Mean.bound(&cohesion),
     };
