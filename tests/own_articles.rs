@@ -233,7 +233,9 @@ fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
         assert!(assigned.len() < segs.len(), "something is left out: {e}");
         // Every segment left out has one reason (issue 45), named by its rule, and the reasons
         // are printed on the event's line.
-        let why = e["counts"]["left_out"].as_object().expect("left_out reasons");
+        let why = e["counts"]["left_out"]
+            .as_object()
+            .expect("left_out reasons");
         assert_eq!(
             why.values().map(|n| n.as_u64().unwrap()).sum::<u64>() as usize,
             segs.len() - assigned.len(),
@@ -244,7 +246,10 @@ fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
                 reason == "below-confidence" || reason.starts_with("episode-dropped-by-"),
                 "{reason}"
             );
-            assert!(out.contains(&format!("{reason} {n}")), "{reason} {n} not in:\n{out}");
+            assert!(
+                out.contains(&format!("{reason} {n}")),
+                "{reason} {n} not in:\n{out}"
+            );
         }
         lines.push(format!(
             "{event}: {} episodes; {} of {} segments ({}%) and {} of {} articles in an episode",

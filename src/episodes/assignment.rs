@@ -149,7 +149,8 @@ pub struct Selection {
     pub dropped: Vec<Option<Dropped>>,
     /// Each candidate's cohesion: the mean cosine of its members to its vector (0 without).
     pub cohesion: Vec<f64>,
-    /// The core density of the kept candidates ([`top_core`]'s mean; `None` where not computed).
+    /// The core of each kept candidate: the mean density of its 5 densest segments (`None`
+    /// where not computed).
     pub core: Vec<Option<f64>>,
     /// Densities among each kept episode's members (for `rank = "density"`).
     densities: Vec<Option<Vec<Option<f64>>>>,

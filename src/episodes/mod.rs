@@ -6,9 +6,11 @@
 //! Each stage is a plain function in its own module: the settings in [`params`], §3–§4's glue in
 //! [`preparation`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
 //! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`floor`],
-//! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], and
-//! the optional rules that keep a classified episode in [`select`]. The types they share (one
-//! event's input and what comes of it) are in [`event`].
+//! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], the
+//! optional rules that keep a classified episode in [`select`], the optional joining of kept
+//! episodes in [`join`] and the optional episodes of tight groups no episode covers in
+//! [`uncovered`] (issue 45). The types they share (one event's input and what comes of it) are
+//! in [`event`].
 
 pub mod assignment;
 pub mod candidates;

@@ -12,7 +12,7 @@
 //! set the bar. A group of uncovered segments becomes an episode when
 //! - its segments' mean pairwise cosine is at least that of the loosest kept episode's members
 //!   (average linkage cut at that distance), and
-//! - its core (the mean density of its [`CORE_TOP`] densest segments, [`super::floor::top_core`])
+//! - its core (the mean density of its [`CORE_TOP`] densest segments)
 //!   is at least the loosest kept episode's core, and
 //! - it holds at least [`CORE_TOP`] segments from at least [`MIN_ARTICLES`] articles.
 //!
