@@ -105,7 +105,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub overwrite: bool,
     /// The run's time in the history of --out (`lineage.parquet`, `history/`): ISO 8601
-    /// (`2024-05-01`, `2024-05-01T06:00:00Z`) or Unix seconds; default: when it commits.
+    /// (`2024-05-01`, `2024-05-01T06:00:00Z`), RFC 2822, or Unix seconds or milliseconds, between
+    /// 1900 and next year; default: when it commits.
     #[arg(long, value_name = "TIME", value_parser = run_time)]
     pub run_time: Option<i64>,
     /// Timely layout (overrides the job's `[cluster]`).
@@ -115,11 +116,16 @@ pub struct RunArgs {
 
 /// `--run-time`: ms since 1970 UTC (also the Python package's `run_time=`).
 pub fn run_time(text: &str) -> Result<i64, String> {
-    crate::import::articles::parse_time(text)
-        .map(|s| s.saturating_mul(1000))
-        .ok_or_else(|| {
-            format!("`{text}` is not a time: give ISO 8601 (2024-05-01T06:00:00Z) or Unix seconds")
-        })
+    let seconds = crate::import::articles::parse_time(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not a time: give {}",
+            crate::import::articles::TIME_FORMS
+        )
+    })?;
+    if let Some(why) = crate::import::articles::implausible(seconds) {
+        return Err(format!("`{text}`: {why}"));
+    }
+    Ok(seconds.saturating_mul(1000))
 }
 
 /// Timely flags that override a job's `[cluster]` section only when given; what neither gives
@@ -377,7 +383,8 @@ pub struct ImportArgs {
     /// Column of the article's id or URL (default `id`).
     #[arg(long, requires = "articles")]
     pub id_column: Option<String>,
-    /// Column of the publication time: ISO 8601 or Unix seconds (default `published`).
+    /// Column of the publication time: ISO 8601 / RFC 3339, RFC 2822 (RSS), or Unix seconds or
+    /// milliseconds (default `published`).
     #[arg(long, requires = "articles")]
     pub published_column: Option<String>,
     /// Column of the title (default `title`).

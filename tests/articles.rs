@@ -366,6 +366,53 @@ fn bad_rows_are_named_and_fail_or_are_set_aside() {
 }
 
 #[test]
+fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row() {
+    let dir = scratch();
+    // RSS's pubDate (RFC 2822), Unix milliseconds and seconds, a date-time without seconds: all
+    // 2024-09-02 (day 19968 since 1970).
+    let input = dir.path().join("feed.csv");
+    let body = "The river rose above the old levee and the lower town was evacuated overnight.";
+    std::fs::write(
+        &input,
+        format!(
+            "key_event,id,published,text\n\
+             flood,1,\"Mon, 02 Sep 2024 15:45:00 GMT\",{body} One.\n\
+             flood,2,1725291900000,{body} Two.\n\
+             flood,3,1725291900,{body} Three.\n\
+             flood,4,2024-09-02 15:45,{body} Four.\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("corpus");
+    let result = import(&input, &out, &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let segs = segments(&out);
+    assert_eq!(segs.len(), 4, "{segs:?}");
+    assert!(segs.iter().all(|s| s.doc_date == Some(19968)), "{segs:?}");
+    // Milliseconds of another year would have been year 56157 read as seconds: now 2024-03-09.
+    // A date before 1900 is refused, naming its row and column.
+    std::fs::write(
+        &input,
+        format!(
+            "key_event,id,published,text\nflood,1,1710000000000,{body}\nflood,2,1850-01-01,{body} Old.\n"
+        ),
+    )
+    .unwrap();
+    let result = import(&input, &dir.path().join("old"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(
+        err.contains("1850-01-01") && err.contains("plausible") && err.contains("published"),
+        "{err}"
+    );
+    assert!(!err.contains("56157"), "{err}");
+}
+
+#[test]
 fn columns_by_flag_unix_seconds_and_typed_errors() {
     let dir = scratch();
     // Other column names, an integer id and Unix seconds, in CSV.

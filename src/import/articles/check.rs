@@ -23,22 +23,45 @@ pub struct Article {
     pub origin: (usize, usize),
 }
 
-/// Seconds since 1970-01-01 UTC of an ISO 8601 date or date-time, or of Unix seconds written as
-/// digits.
+/// Integers from this magnitude on are Unix milliseconds, below it Unix seconds: 10^11 seconds
+/// is the year 5138, 10^11 milliseconds 1973-03-03, so every plausible date reads one way only.
+pub const UNIX_MS_FROM: i64 = 100_000_000_000;
+
+/// Unix seconds of an integer that is Unix seconds or milliseconds ([`UNIX_MS_FROM`]).
+pub fn unix_seconds(n: i64) -> i64 {
+    if n.unsigned_abs() >= UNIX_MS_FROM as u64 {
+        n.div_euclid(1000)
+    } else {
+        n
+    }
+}
+
+/// The forms a publication time may take, for messages.
+pub const TIME_FORMS: &str = "ISO 8601 / RFC 3339 (2021-01-06, 2021-01-06T14:30:00Z, \
+    2021-01-06T14:30:00+02:00), YYYY-MM-DD HH:MM[:SS], RFC 2822 as RSS writes it \
+    (Wed, 06 Jan 2021 14:30:00 GMT), or Unix seconds or milliseconds";
+
+/// Seconds since 1970-01-01 UTC of an ISO 8601 / RFC 3339 date or date-time (with or without an
+/// offset, `T` or a space, seconds optional), an RFC 2822 date-time (RSS's `pubDate`), or Unix
+/// seconds or milliseconds written as digits ([`unix_seconds`]).
 pub fn parse_time(text: &str) -> Option<i64> {
     let t = text.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
         || t.starts_with('-') && t[1..].bytes().all(|b| b.is_ascii_digit()) && t.len() > 1
     {
-        return t.parse().ok();
+        return t.parse().ok().map(unix_seconds);
     }
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Some(dt.timestamp());
+    }
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc2822(t) {
         return Some(dt.timestamp());
     }
     for f in [
         "%Y-%m-%dT%H:%M:%S%.f%:z",
         "%Y-%m-%d %H:%M:%S%.f%:z",
         "%Y-%m-%dT%H:%M%:z",
+        "%Y-%m-%d %H:%M%:z",
     ] {
         if let Ok(dt) = chrono::DateTime::parse_from_str(t, f) {
             return Some(dt.timestamp());
@@ -48,6 +71,7 @@ pub fn parse_time(text: &str) -> Option<i64> {
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
     ] {
         if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(t, f) {
             return Some(dt.and_utc().timestamp());
@@ -55,6 +79,27 @@ pub fn parse_time(text: &str) -> Option<i64> {
     }
     let date = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").ok()?;
     Some(date.and_hms_opt(0, 0, 0)?.and_utc().timestamp())
+}
+
+/// The first year a publication time may fall in.
+pub const FIRST_YEAR: i32 = 1900;
+
+/// Why Unix seconds `t` are no plausible publication time: before [`FIRST_YEAR`] or after next
+/// year (by this machine's clock). None when plausible.
+pub fn implausible(t: i64) -> Option<String> {
+    use chrono::Datelike;
+    let last = chrono::Utc::now().year() + 1;
+    match chrono::DateTime::from_timestamp(t, 0) {
+        Some(dt) if (FIRST_YEAR..=last).contains(&dt.year()) => None,
+        Some(dt) => Some(format!(
+            "{} is not a plausible publication date (years {FIRST_YEAR} to {last}; Unix \
+             milliseconds are told from seconds by size, from {UNIX_MS_FROM} on)",
+            dt.format("%Y-%m-%d")
+        )),
+        None => Some(format!(
+            "{t} s is out of the range of dates (years {FIRST_YEAR} to {last})"
+        )),
+    }
 }
 
 /// Checks one row's cells into an article.
@@ -99,20 +144,21 @@ pub(super) fn check_row(
         Cell::Str(s) => Some(parse_time(s).ok_or_else(|| {
             (
                 Some("published"),
-                format!("`{s}` is not a date (expected ISO 8601, e.g. 2021-01-06 or 2021-01-06T14:30:00Z, or Unix seconds)"),
+                format!("`{s}` is not a date (expected {TIME_FORMS})"),
             )
         })?),
-        Cell::Int(i) | Cell::Time(i) => Some(*i),
+        Cell::Int(i) => Some(unix_seconds(*i)),
+        Cell::Time(i) => Some(*i),
         Cell::BadUtf8 => return Err((Some("published"), "invalid UTF-8".into())),
         Cell::Other(what) => {
-            return Err((Some("published"), format!("expected a date or Unix seconds, found {what}")))
+            return Err((
+                Some("published"),
+                format!("expected a date or Unix seconds or milliseconds, found {what}"),
+            ))
         }
     };
-    if published.is_some_and(|t| {
-        chrono::DateTime::from_timestamp(t, 0).is_none()
-            || i32::try_from(t.div_euclid(86_400)).is_err()
-    }) {
-        return Err((Some("published"), "out of the range of dates".into()));
+    if let Some(why) = published.and_then(implausible) {
+        return Err((Some("published"), why));
     }
     let title = text_of(3, false)?;
     let text = match &cells[4] {

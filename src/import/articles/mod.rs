@@ -7,8 +7,11 @@
 //!   Or an Arrow table in memory ([`import_table`]: the Python package's pandas, polars or
 //!   pyarrow tables), read as a Parquet file is.
 //! - Columns are named by [`Columns`] (flags or the job's `[import]` section). `published`:
-//!   ISO 8601 (a date, or a date-time with an offset or `Z`; without one it is read as UTC), or
-//!   Unix seconds (an integer, or a string of digits); in Parquet also a timestamp or date column.
+//!   ISO 8601 / RFC 3339 (a date, or a date-time with an offset or `Z`; without one it is read as
+//!   UTC; `T` or a space, seconds optional), RFC 2822 (RSS's `pubDate`), or Unix seconds or
+//!   milliseconds (an integer, or a string of digits; told apart by size, [`UNIX_MS_FROM`]); in
+//!   Parquet also a timestamp or date column. A date before 1900 or after next year is refused
+//!   by row.
 //!   `published`, `title` and `theme` may be absent from the file.
 //! - Order: per key event, articles are sorted by publication time (undated last), then id;
 //!   `doc_id` is the 0-based index in that order, so the same articles in any row order, split
@@ -36,7 +39,7 @@ mod error;
 mod order;
 mod read;
 
-pub use check::{parse_time, Article};
+pub use check::{implausible, parse_time, unix_seconds, Article, TIME_FORMS, UNIX_MS_FROM};
 pub use columns::Absent;
 pub use config::{Columns, ImportConfig, OnError};
 pub use error::{ArticlesError, RowError};
@@ -465,5 +468,19 @@ mod tests {
         assert_eq!(parse_time("86400"), Some(86_400));
         assert_eq!(parse_time("yesterday"), None);
         assert_eq!(parse_time("2021-13-01"), None);
+        // RSS's pubDate (RFC 2822), a space and no seconds, Unix milliseconds (issues 46, 47).
+        let t = 1_725_291_900; // 2024-09-02T15:45:00Z
+        assert_eq!(parse_time("Mon, 02 Sep 2024 15:45:00 GMT"), Some(t));
+        assert_eq!(parse_time("Mon, 02 Sep 2024 17:45:00 +0200"), Some(t));
+        assert_eq!(parse_time("2024-09-02 15:45"), Some(t));
+        assert_eq!(parse_time("2024-09-02T17:45+02:00"), Some(t));
+        assert_eq!(parse_time("1725291900000"), Some(t));
+        assert_eq!(parse_time("1725291900"), Some(t));
+        assert_eq!(unix_seconds(1_710_000_000_000), 1_710_000_000);
+        // Implausible dates are refused by row; plausible ones pass.
+        assert!(implausible(t).is_none());
+        assert!(implausible(parse_time("1850-01-01").unwrap()).is_some());
+        let far = implausible(99_999_999_999).unwrap();
+        assert!(far.contains("5138") && far.contains("plausible"), "{far}");
     }
 }

@@ -194,7 +194,7 @@ pub(super) fn arrow_cells(
     field: &str,
 ) -> Result<Vec<Cell>, ArticlesError> {
     let time = field == "published";
-    // Integers are ids or Unix seconds; every other column holds strings.
+    // Integers are ids or Unix seconds or milliseconds; every other column holds strings.
     let ints = time || field == "id";
     let n = array.len();
     let mut out = Vec::with_capacity(n);
@@ -286,7 +286,7 @@ pub(super) fn arrow_cells(
                 column: name.into(),
                 found: other.to_string(),
                 expected: if time {
-                    "a timestamp, a date, Unix seconds or an ISO 8601 string"
+                    "a timestamp, a date, Unix seconds or milliseconds, or a date string"
                 } else if ints {
                     "a string or an integer"
                 } else {
