@@ -39,7 +39,9 @@ mod error;
 mod order;
 mod read;
 
-pub use check::{implausible, parse_time, unix_seconds, Article, TIME_FORMS, UNIX_MS_FROM};
+pub use check::{
+    implausible, parse_time, unix_seconds, Article, FIRST_YEAR, TIME_FORMS, UNIX_MS_FROM,
+};
 pub use columns::Absent;
 pub use config::{Columns, ImportConfig, OnError};
 pub use error::{ArticlesError, RowError};
