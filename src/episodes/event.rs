@@ -71,7 +71,9 @@ pub struct EventCounts {
     pub assigned: usize,
     /// Why the other segments are in no episode, counted (trial 0;
     /// [`super::assignment::left_out`]): `below-confidence` or `episode-dropped-by-<rule>`.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    /// Always written (no `skip_serializing_if`): the reports cross processes in a format that
+    /// does not name its fields.
+    #[serde(default)]
     pub left_out: std::collections::BTreeMap<String, usize>,
 }
 
