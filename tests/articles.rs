@@ -366,6 +366,34 @@ fn bad_rows_are_named_and_fail_or_are_set_aside() {
 }
 
 #[test]
+fn parquet_files_of_every_codec_pyarrow_writes_are_read() {
+    // tests/fixtures/codecs: the same three articles, written by pyarrow with each codec
+    // (polars writes zstd by default; issue 46).
+    let dir = scratch();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codecs");
+    let mut texts = None;
+    for codec in ["snappy", "zstd", "lz4", "gzip", "brotli", "none"] {
+        let input = fixtures.join(format!("articles-{codec}.parquet"));
+        let out = dir.path().join(codec);
+        let result = import(&input, &out, &[]);
+        assert!(
+            result.status.success(),
+            "{codec}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        let got: Vec<(String, Option<String>)> = segments(&out)
+            .into_iter()
+            .map(|s| (s.text, s.source_id))
+            .collect();
+        assert_eq!(got.len(), 3, "{codec}: {got:?}");
+        match &texts {
+            None => texts = Some(got),
+            Some(first) => assert_eq!(&got, first, "{codec}"),
+        }
+    }
+}
+
+#[test]
 fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row() {
     let dir = scratch();
     // RSS's pubDate (RFC 2822), Unix milliseconds and seconds, a date-time without seconds: all
