@@ -92,7 +92,7 @@ pub fn implausible(t: i64) -> Option<String> {
     match chrono::DateTime::from_timestamp(t, 0) {
         Some(dt) if (FIRST_YEAR..=last).contains(&dt.year()) => None,
         Some(dt) => Some(format!(
-            "{} is not a plausible publication date (years {FIRST_YEAR} to {last}; Unix \
+            "{} is not a plausible date (years {FIRST_YEAR} to {last}; Unix \
              milliseconds are told from seconds by size, from {UNIX_MS_FROM} on)",
             dt.format("%Y-%m-%d")
         )),
