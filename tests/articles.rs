@@ -102,6 +102,18 @@ fn import(input: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
     epimine(&args)
 }
 
+/// `import`, which must succeed (its stderr otherwise), then the corpus's segments.
+fn import_ok(input: &Path, out: &Path, extra: &[&str]) -> Vec<Segment> {
+    let result = import(input, out, extra);
+    assert!(
+        result.status.success(),
+        "{}: {}",
+        input.display(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    segments(out)
+}
+
 fn segments(corpus: &Path) -> Vec<Segment> {
     block_on(async {
         Location::parse(s(corpus), false)
@@ -374,14 +386,7 @@ fn parquet_files_of_every_codec_pyarrow_writes_are_read() {
     let mut texts = None;
     for codec in ["snappy", "zstd", "lz4", "gzip", "brotli", "none"] {
         let input = fixtures.join(format!("articles-{codec}.parquet"));
-        let out = dir.path().join(codec);
-        let result = import(&input, &out, &[]);
-        assert!(
-            result.status.success(),
-            "{codec}: {}",
-            String::from_utf8_lossy(&result.stderr)
-        );
-        let got: Vec<(String, Option<String>)> = segments(&out)
+        let got: Vec<(String, Option<String>)> = import_ok(&input, &dir.path().join(codec), &[])
             .into_iter()
             .map(|s| (s.text, s.source_id))
             .collect();
@@ -411,14 +416,7 @@ fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row()
         ),
     )
     .unwrap();
-    let out = dir.path().join("corpus");
-    let result = import(&input, &out, &[]);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let segs = segments(&out);
+    let segs = import_ok(&input, &dir.path().join("corpus"), &[]);
     assert_eq!(segs.len(), 4, "{segs:?}");
     assert!(segs.iter().all(|s| s.doc_date == Some(19968)), "{segs:?}");
     // Milliseconds of another year would have been year 56157 read as seconds: now 2024-03-09.
@@ -663,14 +661,7 @@ fn an_unmatched_csv_quote_is_a_bad_row_not_the_rest_of_the_file() {
         "key_event,id,title,text\nflood,1,\"A, title\",\"First line of the first article.\nA \"\"quoted\"\" second line, with a comma.\"\nflood,2,Plain,A second article with no quotes at all in it.\n",
     )
     .unwrap();
-    let out = dir.path().join("good");
-    let result = import(&input, &out, &[]);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let segs = segments(&out);
+    let segs = import_ok(&input, &dir.path().join("good"), &[]);
     assert!(segs
         .iter()
         .any(|s| s.text.contains("A \"quoted\" second line")));

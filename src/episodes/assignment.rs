@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::event::{EpisodeSpec, EventInput};
-use super::floor::{apply_floor, split_cores, top_core};
+use super::floor::{apply_floor, core_mean, split_cores, top_core};
 use super::params::{Candidates, EpisodeParams};
 use super::preparation::{by_salience, Prepared};
 use super::{classify, join, select, termspace, uncovered};
@@ -20,18 +20,14 @@ pub fn cluster_episodes(
     prepared: &Prepared,
     params: &EpisodeParams,
 ) -> Vec<EpisodeSpec> {
-    let vector_of = |members: &[usize]| {
-        let vectors: Vec<&[f32]> = members
-            .iter()
-            .map(|&s| input.embeddings[s].as_slice())
-            .collect();
-        classify::harmonic_mean_vector(&vectors)
-    };
     let mut groups = prepared.groups.clone();
     if params.merge && params.candidates != Candidates::Density && groups.len() > 2 {
         // Candidates that tell the same episode: complete linkage of their episode vectors
         // (cosine distance) cut at μ − σ, the method's own significance rule.
-        let vectors: Vec<Vec<f32>> = groups.iter().map(|g| vector_of(g)).collect();
+        let vectors: Vec<Vec<f32>> = groups
+            .iter()
+            .map(|g| classify::harmonic_vector_of(input.embeddings, g))
+            .collect();
         let mut condensed = Vec::new();
         for i in 0..vectors.len() {
             for j in i + 1..vectors.len() {
@@ -45,16 +41,8 @@ pub fn cluster_episodes(
             params.merge_cut.bound(&condensed),
             params.min_episodes,
         );
-        let n = merged.iter().copied().max().map_or(0, |m| m + 1);
         tracing::debug!("merge: group g → candidate episode {merged:?}");
-        let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (g, label) in groups.into_iter().zip(merged) {
-            joined[label].extend(g);
-        }
-        groups = joined
-            .into_iter()
-            .map(|g| by_salience(g, &prepared.scores))
-            .collect();
+        groups = regroup(groups, &merged, &prepared.scores);
         if params.split {
             let bound = params.merge_cut.bound(&condensed);
             groups = groups
@@ -69,6 +57,17 @@ pub fn cluster_episodes(
     specs_of(input, prepared, &groups, params, "clusters")
 }
 
+/// The union of the `groups` that share a label (`labels[g]`, numbered from 0), each by
+/// descending salience ([`by_salience`]).
+fn regroup(groups: Vec<Vec<usize>>, labels: &[usize], scores: &[f64]) -> Vec<Vec<usize>> {
+    let n = labels.iter().copied().max().map_or(0, |m| m + 1);
+    let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (g, &label) in groups.into_iter().zip(labels) {
+        joined[label].extend(g);
+    }
+    joined.into_iter().map(|g| by_salience(g, scores)).collect()
+}
+
 /// Episode specs of candidate `groups` (segments by descending salience): the harmonic-weighted
 /// mean vector (§6) and the keywords that set each apart ([`Prepared::keywords`]).
 fn specs_of(
@@ -78,19 +77,12 @@ fn specs_of(
     params: &EpisodeParams,
     source: &'static str,
 ) -> Vec<EpisodeSpec> {
-    let vector_of = |members: &[usize]| {
-        let vectors: Vec<&[f32]> = members
-            .iter()
-            .map(|&s| input.embeddings[s].as_slice())
-            .collect();
-        classify::harmonic_mean_vector(&vectors)
-    };
     let keywords = prepared.keywords(groups, params.keywords);
     groups
         .iter()
         .zip(keywords)
         .map(|(g, keywords)| EpisodeSpec {
-            vector: vector_of(g),
+            vector: classify::harmonic_vector_of(input.embeddings, g),
             title: keywords
                 .iter()
                 .take(3)
@@ -167,9 +159,7 @@ impl Selection {
         let c = &self.classified[s];
         c.assigned && self.kept(c.episode)
     }
-}
 
-impl Selection {
     /// Adds `groups` (segment indices, none of them in a kept episode) as kept episodes with
     /// vectors `specs`, each holding exactly its group's segments, ranked as the others
     /// (`params.rank`): coverage's episodes ([`uncovered`]). The kept episodes and their
@@ -211,9 +201,7 @@ impl Selection {
                 params.rank_neighbors,
                 params.max_ranked,
             );
-            let core = top_core(&density);
-            self.core
-                .push((!core.is_empty()).then(|| core.iter().sum::<f64>() / core.len() as f64));
+            self.core.push(core_mean(&density));
             self.cohesion
                 .push(similarity.iter().sum::<f64>() / similarity.len().max(1) as f64);
             self.densities
@@ -286,13 +274,13 @@ pub fn select_episodes(
         select::CohesionRule::Significant | select::CohesionRule::Either
     ) {
         let spread = classify::similarity_spread(input.embeddings, &vectors);
-        let mut relative = kept.clone();
+        // `either` also keeps what μ − σ keeps; `significant` only what the event test keeps.
+        let mut relative = vec![false; kept.len()];
         if params.cohesion == select::CohesionRule::Either {
+            relative.clone_from(&kept);
             select::narrow(&mut relative, similarities, |similarities| {
                 select::cohesive(similarities, select::CohesionRule::MeanMinusStd)
             });
-        } else {
-            relative.iter_mut().for_each(|k| *k = false);
         }
         let significant = select::significant(&cohesion, &spread);
         for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
@@ -370,14 +358,12 @@ pub fn select_episodes(
         );
     }
     let needs_density = params.rank == classify::RankBy::Density;
+    // Cores: those the rules computed, and the kept episodes' where ranking or coverage reads
+    // them (no density is computed for nothing).
     let core: Vec<Option<f64>> = (0..members.len())
         .map(|e| {
-            let d = if kept[e] || densities[e].get().is_some() {
-                top_core(density_of(e))
-            } else {
-                return None;
-            };
-            (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)
+            let wanted = kept[e] && (needs_density || params.cover);
+            (wanted || densities[e].get().is_some()).then(|| core_mean(density_of(e)))?
         })
         .collect();
     let densities = densities
@@ -551,16 +537,9 @@ pub fn episodes_without_llm(
             .map(|e| selection.members[e].iter().map(|&(_, s)| s).collect())
             .collect();
         let labels = join::join(input.embeddings, &kept, params.join);
-        let n = labels.iter().copied().max().map_or(0, |m| m + 1);
-        if n < kept.len() {
-            let mut joined: Vec<Vec<usize>> = vec![Vec::new(); n];
-            for (g, label) in kept.into_iter().zip(labels) {
-                joined[label].extend(g);
-            }
-            let groups: Vec<Vec<usize>> = joined
-                .into_iter()
-                .map(|g| by_salience(g, &prepared.scores))
-                .collect();
+        // Labels are numbered by first group: some joined when the last is below the count.
+        if labels.iter().max().is_some_and(|&m| m + 1 < kept.len()) {
+            let groups = regroup(kept, &labels, &prepared.scores);
             specs = specs_of(input, prepared, &groups, params, "clusters");
             selection = select_episodes(input, &specs, params, steps);
         }

@@ -152,6 +152,24 @@ pub fn ranked_density(
     out
 }
 
+/// [`harmonic_mean_vector`] of the embeddings of `members`, in their order (an episode's vector,
+/// §6).
+pub fn harmonic_vector_of(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<f32> {
+    let vectors: Vec<&[f32]> = members.iter().map(|&s| embeddings[s].as_slice()).collect();
+    harmonic_mean_vector(&vectors)
+}
+
+/// The sum of `members`' unit embeddings ([`unit_vectors`]); zero for none.
+pub fn unit_sum(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<f64> {
+    let mut sum = vec![0f64; embeddings.first().map_or(0, Vec::len)];
+    for u in unit_vectors(embeddings, members) {
+        for (a, x) in sum.iter_mut().zip(&u) {
+            *a += x;
+        }
+    }
+    sum
+}
+
 /// Harmonic-weighted average (weights 1, 1/2, 1/3, …) of vectors in the given order.
 pub fn harmonic_mean_vector(vectors: &[&[f32]]) -> Vec<f32> {
     let Some(first) = vectors.first() else {

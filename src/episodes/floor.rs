@@ -14,6 +14,12 @@ pub(super) fn top_core(densities: &[Option<f64>]) -> Vec<f64> {
     d
 }
 
+/// An episode's core: the mean of its [`top_core`] (None when no member was compared).
+pub(super) fn core_mean(densities: &[Option<f64>]) -> Option<f64> {
+    let d = top_core(densities);
+    (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)
+}
+
 /// `params.min_episodes` over the rules' `kept` episodes: their cores (the mean of
 /// `core_of`, [`top_core`]) gate what [`restore_floor`] brings back; nothing to do when enough
 /// are kept. Cores are computed only for the episodes that [`restore_floor`] looks at (the kept
@@ -137,10 +143,10 @@ pub fn split_cores(
     if a.len() < CORE_TOP || b.len() < CORE_TOP {
         return None;
     }
-    let vector = |part: &[usize]| {
-        let vectors: Vec<&[f32]> = part.iter().map(|&s| embeddings[s].as_slice()).collect();
-        classify::harmonic_mean_vector(&vectors)
-    };
-    let distance = 1.0 - termspace::cosine(&vector(&a), &vector(&b));
+    let distance = 1.0
+        - termspace::cosine(
+            &classify::harmonic_vector_of(embeddings, &a),
+            &classify::harmonic_vector_of(embeddings, &b),
+        );
     (distance > bound).then_some((a, b))
 }

@@ -27,13 +27,7 @@ pub enum JoinRule {
 
 /// The mean direction of `members`' unit embeddings, itself of unit length (zero for none).
 fn centroid(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<f64> {
-    let dim = embeddings.first().map_or(0, Vec::len);
-    let mut sum = vec![0f64; dim];
-    for u in classify::unit_vectors(embeddings, members) {
-        for (a, x) in sum.iter_mut().zip(&u) {
-            *a += x;
-        }
-    }
+    let mut sum = classify::unit_sum(embeddings, members);
     let norm = dot(&sum, &sum).sqrt();
     if norm > 0.0 {
         sum.iter_mut().for_each(|x| *x /= norm);

@@ -87,10 +87,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_size_rule_drops_the_small_tail_after_classification() {
-        // 30, 20 and 12 segments along three axes, 2 along the diagonal: ln sizes 3.40, 3.00,
-        // 2.48, 0.69 → μ − σ ≈ 1.35 (≈ 3.9 segments): the diagonal episode is dropped.
+    /// 30, 20 and 12 segments along three axes and 2 along the diagonal, with an episode vector
+    /// along each axis and the diagonal.
+    fn size_rule_event() -> (Vec<Vec<f32>>, Vec<EpisodeSpec>) {
         let mut embeddings = Vec::new();
         for (axis, n) in [(0usize, 30usize), (1, 20), (2, 12)] {
             for i in 0..n {
@@ -100,13 +99,21 @@ mod tests {
             }
         }
         embeddings.extend([vec![0.6, 0.6, 0.61], vec![0.61, 0.6, 0.6]]);
-        let segments = one_per_article(embeddings.len());
-        let vectors = HashMap::new();
-        let input = input_of(&segments, &vectors, &embeddings);
-        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
+        let specs = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
             .iter()
             .map(|v| spec(v.to_vec()))
             .collect();
+        (embeddings, specs)
+    }
+
+    #[test]
+    fn the_size_rule_drops_the_small_tail_after_classification() {
+        // 30, 20 and 12 segments along three axes, 2 along the diagonal: ln sizes 3.40, 3.00,
+        // 2.48, 0.69 → μ − σ ≈ 1.35 (≈ 3.9 segments): the diagonal episode is dropped.
+        let (embeddings, specs) = size_rule_event();
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let input = input_of(&segments, &vectors, &embeddings);
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
             cohesion: select::CohesionRule::All,
@@ -139,22 +146,10 @@ mod tests {
     #[test]
     fn every_left_out_segment_has_the_reason_of_its_rule() {
         // The size rule's event: the diagonal episode (2 segments) is dropped by the size rule.
-        let mut embeddings = Vec::new();
-        for (axis, n) in [(0usize, 30usize), (1, 20), (2, 12)] {
-            for i in 0..n {
-                let mut v = vec![0.05 * (i % 3) as f32; 3];
-                v[axis] = 1.0;
-                embeddings.push(v);
-            }
-        }
-        embeddings.extend([vec![0.6, 0.6, 0.61], vec![0.61, 0.6, 0.6]]);
+        let (embeddings, specs) = size_rule_event();
         let segments = one_per_article(embeddings.len());
         let vectors = HashMap::new();
         let input = input_of(&segments, &vectors, &embeddings);
-        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0; 3]]
-            .iter()
-            .map(|v| spec(v.to_vec()))
-            .collect();
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
             cohesion: select::CohesionRule::All,

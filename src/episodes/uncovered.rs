@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use super::assignment::Selection;
 use super::classify;
 use super::event::EventInput;
-use super::floor::top_core;
+use super::floor::core_mean;
 use super::params::{EpisodeParams, CORE_TOP};
 use super::termspace::lower_bound;
 use crate::grouping::linkage::linkage_cut;
@@ -45,18 +45,16 @@ pub fn mean_pairwise_cosine(embeddings: &[Vec<f32>], members: &[usize]) -> f64 {
     if m < 2 {
         return 1.0;
     }
-    let unit = classify::unit_vectors(embeddings, members);
-    // Σ_{i<j} u_i·u_j = (|Σ u|² − Σ |u_i|²) / 2: linear in the members.
-    let dim = unit[0].len();
-    let mut sum = vec![0f64; dim];
-    let mut self_dots = 0f64;
-    for u in &unit {
-        for (a, x) in sum.iter_mut().zip(u) {
-            *a += x;
-        }
-        self_dots += u.iter().map(|x| x * x).sum::<f64>();
-    }
-    let total: f64 = sum.iter().map(|x| x * x).sum();
+    // Σ_{i<j} u_i·u_j = (|Σ u|² − Σ |u_i|²) / 2: linear in the members; a unit vector's
+    // |u|² is 1, a zero embedding's 0.
+    let self_dots = members
+        .iter()
+        .filter(|&&s| embeddings[s].iter().any(|&x| x != 0.0))
+        .count() as f64;
+    let total: f64 = classify::unit_sum(embeddings, members)
+        .iter()
+        .map(|x| x * x)
+        .sum();
     let pairs = (m * (m - 1) / 2) as f64;
     (total - self_dots) / 2.0 / pairs
 }
@@ -180,8 +178,7 @@ pub fn dense_uncovered_groups(
                 params.rank_neighbors,
                 params.max_ranked,
             );
-            let top = top_core(&d);
-            !top.is_empty() && top.iter().sum::<f64>() / top.len() as f64 >= core
+            core_mean(&d).is_some_and(|c| c >= core)
         })
         .collect()
 }
