@@ -87,7 +87,8 @@ pub struct EpisodeParams {
     pub max_ranked: usize,
     /// Coverage (issue 45; default off, see docs/quality.md): after §6, the dense groups of
     /// salient segments that no kept episode covers, each as tight as the loosest kept episode,
-    /// become episodes of their own beside the kept ones ([`super::uncovered`]).
+    /// become episodes of their own beside the kept ones, past `max_episodes` if need be
+    /// ([`super::uncovered`]).
     pub cover: bool,
     /// Join kept episodes after classification (issue 45; default `none`, see
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
