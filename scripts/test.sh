@@ -61,6 +61,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
 
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
 cargo run --quiet -- models fetch
+echo "== epimine background fetch (the default background: wordfreq's word lists, a 57 MB wheel; a no-op once cached)"
+cargo run --quiet -- background fetch
 export EPIMINE_REQUIRE_MINILM=1
 
 echo "== cargo test"

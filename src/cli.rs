@@ -84,9 +84,10 @@ pub struct RunArgs {
     /// The corpus (from `epimine import` or `epimine synth`).
     #[arg(long)]
     pub corpus: Option<String>,
-    /// General-news text that tells an event's own words from everyday ones (docs/method.md §1):
-    /// one article a line, or a table from `epimine background build`. Default: the corpus's
-    /// own articles.
+    /// What tells an event's own words from everyday ones (docs/method.md §1): general-news
+    /// text (one article a line), a table from `epimine background build`, `corpus` (the
+    /// corpus's own articles) or `wordfreq` (general-English word frequencies, fetched once
+    /// into the model cache). Default: wordfreq.
     #[arg(long)]
     pub background: Option<String>,
     /// Output folder.
@@ -290,8 +291,8 @@ pub struct StatsArgs {
     /// The corpus written by `epimine import` or `epimine synth` (holding segments*.parquet).
     #[arg(long)]
     pub corpus: String,
-    /// Background: general-news text (one article a line) or a table from `epimine background
-    /// build`. Default: the corpus's own articles.
+    /// Background: general-news text (one article a line), a table from `epimine background
+    /// build`, `corpus` (the corpus's own articles) or `wordfreq`. Default: wordfreq.
     #[arg(long, default_value = "")]
     pub background: String,
     /// Output folder for terms.parquet and pairs.parquet.
@@ -331,6 +332,17 @@ impl StatsArgs {
 pub enum BackgroundCommand {
     /// Tokenize a text background (one document a line) once into a reusable table.
     Build(BackgroundBuildArgs),
+    /// Put the default background (general English from the `wordfreq` package on PyPI, data
+    /// CC BY-SA 4.0) into the model cache, as a run does on first use.
+    Fetch(BackgroundFetchArgs),
+}
+
+/// `epimine background fetch`.
+#[derive(Debug, Args)]
+pub struct BackgroundFetchArgs {
+    /// The model cache (default: $EPIMINE_MODELS, else ~/.cache/epimine/models).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// `epimine background build`.

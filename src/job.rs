@@ -180,16 +180,37 @@ impl TermConfig {
     }
 }
 
+fn default_background() -> String {
+    crate::background::wordfreq::NAME.into()
+}
+
+impl Default for Job {
+    fn default() -> Self {
+        Self {
+            corpus: String::new(),
+            background: default_background(),
+            out: String::new(),
+            encoder: EncoderConfig::default(),
+            terms: TermConfig::default(),
+            episodes: EpisodeParams::default(),
+            cluster: ClusterSettings::default(),
+            llm: LlmConfig::default(),
+            import: crate::import::articles::ImportConfig::default(),
+        }
+    }
+}
+
 /// A whole job.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     /// The corpus (from `epimine import` or `epimine synth`).
     #[serde(default)]
     pub corpus: String,
-    /// The background: general-news text (one document a line) or a `background build` table.
-    /// Empty: the corpus's own articles ([`crate::background::from_corpus`]).
-    #[serde(default)]
+    /// The background: general-news text (one document a line), a `background build` table,
+    /// `corpus` (the corpus's own articles) or `wordfreq` (general English, the default; empty
+    /// means it too): [`crate::background::resolve`].
+    #[serde(default = "default_background")]
     pub background: String,
     /// Output folder.
     #[serde(default)]

@@ -75,6 +75,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Demo(args) => demo_command(args).await,
         Command::Stats(args) => stats_command(args).await,
         Command::Background(BackgroundCommand::Build(args)) => background_command(args).await,
+        Command::Background(BackgroundCommand::Fetch(args)) => background_fetch(args).await,
         Command::Synth(args) => synth_command(args).await,
         Command::Encode(args) => encode_command(args).await,
         Command::Models(args) => match args.command {
@@ -266,6 +267,27 @@ async fn stats_command(args: cli::StatsArgs) -> anyhow::Result<ExitStatus> {
 async fn background_command(args: cli::BackgroundBuildArgs) -> anyhow::Result<ExitStatus> {
     let (docs, terms) = background::build(&args.text, &args.out).await?;
     println!("{docs} documents, {terms} terms; wrote {}", args.out);
+    Ok(ExitStatus::Done)
+}
+
+/// `epimine background fetch`.
+async fn background_fetch(args: cli::BackgroundFetchArgs) -> anyhow::Result<ExitStatus> {
+    use epimine::background::wordfreq;
+    let cache = epimine::encoder::fetch::model_cache(args.dir.as_deref())?;
+    let sources = epimine::encoder::fetch::Sources::from_env();
+    let (path, fetched) = wordfreq::fetch(&cache, &sources).await?;
+    let how = if fetched {
+        "fetched"
+    } else {
+        "already present"
+    };
+    println!(
+        "wordfreq {} ({} documents of {} tokens): {how}: {}",
+        wordfreq::VERSION,
+        wordfreq::N_DOCS,
+        wordfreq::DOC_TOKENS,
+        path.display()
+    );
     Ok(ExitStatus::Done)
 }
 

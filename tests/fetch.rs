@@ -440,3 +440,78 @@ fn concurrent_fetches_into_one_cache_all_succeed() {
     assert_same_model(&cache.join(MODEL));
     assert_eq!(files_in(&cache), vec![MODEL.to_string()], "no staging left");
 }
+
+fn background_fetch(cache: &Path, pypi: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_epimine"))
+        .args(["background", "fetch", "--dir", s(cache)])
+        .env("RUST_LOG", "warn")
+        .env("EPIMINE_PYPI_URL", pypi)
+        .output()
+        .unwrap()
+}
+
+/// `background fetch` takes wordfreq's pinned wheel only: another wheel under its name (a
+/// registry that lists it with its own sha256) is refused by the pinned sha256, a registry
+/// without the version says so, one that does not answer says how to run without network; the
+/// cache is left as it was each time.
+#[test]
+fn the_default_background_is_the_pinned_wordfreq_wheel_or_a_clear_error() {
+    use epimine::background::wordfreq;
+    let server = Server::start();
+    let mut buf = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        zip.start_file(wordfreq::DATA_FILE, opts).unwrap();
+        zip.write_all(b"not the frequencies").unwrap();
+        zip.finish().unwrap();
+    }
+    let wheel = buf.into_inner();
+    let name = "wordfreq-3.1.1-py3-none-any.whl";
+    let listing = |version: &str| {
+        serde_json::json!({
+            "info": {"version": "9.9"},
+            "urls": [],
+            "releases": {version: [
+                {"filename": name, "url": format!("{}/files/{name}", server.url),
+                 "packagetype": "bdist_wheel", "digests": {"sha256": sha256(&wheel)}}]}
+        })
+    };
+    server.route("/files/wordfreq-3.1.1-py3-none-any.whl", wheel.clone());
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+
+    server.route(
+        "/pypi/wordfreq/json",
+        serde_json::to_vec(&listing("3.1.1")).unwrap(),
+    );
+    let out = background_fetch(&cache, &server.url);
+    let msg = text(&out);
+    assert!(
+        !out.status.success() && msg.contains(name) && msg.contains(wordfreq::WHEEL_SHA256),
+        "{msg}"
+    );
+    assert!(files_in(&cache).is_empty(), "{:?}", files_in(&cache));
+
+    server.route(
+        "/pypi/wordfreq/json",
+        serde_json::to_vec(&listing("3.0.0")).unwrap(),
+    );
+    let out = background_fetch(&cache, &server.url);
+    let msg = text(&out);
+    assert!(
+        !out.status.success() && msg.contains("version 3.1.1 has no wheel"),
+        "{msg}"
+    );
+    assert!(files_in(&cache).is_empty(), "{:?}", files_in(&cache));
+
+    let out = background_fetch(&cache, &dead_url());
+    let msg = text(&out);
+    assert!(
+        !out.status.success()
+            && msg.contains("cannot fetch the default background (wordfreq 3.1.1")
+            && msg.contains("--background corpus"),
+        "{msg}"
+    );
+    assert!(files_in(&cache).is_empty(), "{:?}", files_in(&cache));
+}

@@ -1,6 +1,6 @@
 //! One's own articles, start to finish (issue 37): a CSV whose columns have other names is
-//! imported (what was found and what is missing said at once), run with no background (the
-//! corpus's own articles), and read: what the episodes leave out (summary, `run.json`, report),
+//! imported (what was found and what is missing said at once), run with the built-in
+//! backgrounds (the corpus's own articles, general English), and read: what the episodes leave out (summary, `run.json`, report),
 //! each episode's articles (`episode_articles.parquet`, links in the report), the density
 //! baseline and its report on a corpus without labels, and `eval` saying what it needs. The
 //! articles are `examples/articles.csv`, the README's quickstart; the encoder the tiny fixture.
@@ -163,7 +163,7 @@ fn import_example(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
+fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     let dir = scratch();
     let corpus = import_example(dir.path());
     let model = tiny_model();
@@ -174,6 +174,8 @@ fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
             s(&corpus),
             "--out",
             s(out),
+            "--background",
+            "corpus",
             "--model",
             &model,
             "-w",
@@ -425,11 +427,31 @@ fn a_run_without_a_background_reads_its_own_articles_start_to_finish() {
     );
 }
 
+/// The default background's table, if it is in the model cache (`epimine background fetch`);
+/// `EPIMINE_REQUIRE_MINILM=1` (scripts/test.sh, which fetches both) makes its absence a failure.
+fn wordfreq_cached() -> bool {
+    let cache = epimine::encoder::fetch::model_cache(None).unwrap();
+    let table = epimine::background::wordfreq::table_path(&cache);
+    if table.is_file() {
+        return true;
+    }
+    assert!(
+        std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() != Ok("1"),
+        "EPIMINE_REQUIRE_MINILM=1 but no {} (run `epimine background fetch`)",
+        table.display()
+    );
+    eprintln!(
+        "{} is not in the cache: skipping the default",
+        table.display()
+    );
+    false
+}
+
 #[test]
-fn the_default_background_is_said_in_one_line_and_works_for_one_event() {
+fn the_background_is_said_in_one_line_and_both_built_ins_work_for_one_event() {
     let dir = scratch();
     let corpus = import_example(dir.path());
-    // One event alone: its own articles are the background.
+    // One event alone: a newcomer's corpus.
     let one_event = dir.path().join("one-event");
     let segments: Vec<Segment> = read(&corpus);
     let flood: Vec<Segment> = segments
@@ -447,39 +469,56 @@ fn the_default_background_is_said_in_one_line_and_works_for_one_event() {
             .write_table(&flood),
     )
     .unwrap();
-    let out = dir.path().join("run");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
-        .args([
+    let model = tiny_model();
+    let run = |out: &Path, background: Option<&str>| {
+        let mut args = vec![
             "run",
             "--corpus",
             s(&one_event),
             "--out",
-            s(&out),
+            s(out),
             "--model",
-            &tiny_model(),
-        ])
-        .env("RUST_LOG", "info")
-        .output()
-        .unwrap();
-    let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
-    let said: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("no background given"))
-        .collect();
-    assert_eq!(said.len(), 1, "{err}");
+            &model,
+        ];
+        if let Some(bg) = background {
+            args.extend(["--background", bg]);
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+            .args(&args)
+            .env("RUST_LOG", "info")
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let said: Vec<String> = err
+            .lines()
+            .filter(|l| l.contains("background: "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(said.len(), 1, "{err}");
+        let episodes: Vec<Episode> = read(out);
+        assert!(episodes.len() >= 2, "{episodes:?}");
+        let job = std::fs::read_to_string(out.join("job.toml")).unwrap();
+        (said[0].clone(), job)
+    };
+    // `corpus`: the event's own articles.
+    let (said, job) = run(&dir.path().join("run-corpus"), Some("corpus"));
     assert!(
-        said[0].contains(&format!(
-            "the corpus's own {articles} articles are the background"
-        )) && said[0].contains("--background FILE"),
-        "{}",
-        said[0]
+        said.contains(&format!("the corpus's own {articles} articles")),
+        "{said}"
     );
-    let episodes: Vec<Episode> = read(&out);
-    assert!(episodes.len() >= 2, "{episodes:?}");
-    let job = std::fs::read_to_string(out.join("job.toml")).unwrap();
-    assert!(job.contains("background = \"\""), "{job}");
-    // `stats` too needs no background.
+    assert!(job.contains("background = \"corpus\""), "{job}");
+    // None named: general English from wordfreq, and the job saved says so.
+    if wordfreq_cached() {
+        let (said, job) = run(&dir.path().join("run-default"), None);
+        assert!(
+            said.contains("general English (wordfreq 3.1.1, 4000 documents)")
+                && said.contains("--background FILE"),
+            "{said}"
+        );
+        assert!(job.contains("background = \"wordfreq\""), "{job}");
+    }
+    // `stats` takes the same names.
     let stats = dir.path().join("stats");
     epimine_ok(&[
         "stats",
@@ -488,6 +527,8 @@ fn the_default_background_is_said_in_one_line_and_works_for_one_event() {
         "--out",
         s(&stats),
         "--no-vectors",
+        "--background",
+        "corpus",
     ]);
     let terms: Vec<Term> = read(&stats);
     let levee = terms.iter().find(|t| t.term == "levee").unwrap();

@@ -416,9 +416,10 @@ def run(
     (``corpus``, ``background``, ``out``, ``model``, ``workers``), then ``settings``, each
     ``{"section.key": value}`` as ``--set section.key=value`` (``{"episodes.max_episodes":
     10}``); an unknown setting raises :class:`InputError` naming it. ``background``: text
-    (one document a line) or a table from :func:`build_background`; the job file may give it
-    instead; without one the corpus's own articles are the background (a general-news text
-    does better). ``workers``: threads (one process: several are the command line's).
+    (one document a line), a table from :func:`build_background`, ``"corpus"`` (the corpus's
+    own articles) or ``"wordfreq"``; the job file may give it instead; without one, general
+    English from the ``wordfreq`` package is the background, fetched once into the model cache
+    (a general-news text does better). ``workers``: threads (one process: several are the command line's).
 
     Run again on the same ``out`` it resumes: every key event whose checkpoint still matches
     is reused (``fresh=True`` computes everything). An ``out`` holding files of anything else

