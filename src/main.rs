@@ -51,7 +51,13 @@ fn catch_signals(created: Vec<std::path::PathBuf>) {
             let kept = epimine::run::kept::interrupted().unwrap_or_else(|| {
                 "nothing is left half-written (each output file is written whole, then renamed, or not at all); run the command again".into()
             });
-            tracing::warn!("{name} received: stopping; {kept}");
+            let given = epimine::run::lock::give_back_held();
+            let lock = if given.is_empty() {
+                String::new()
+            } else {
+                format!(" (the lock of {} is given back)", given.join(", "))
+            };
+            tracing::warn!("{name} received: stopping; {kept}{lock}");
             epimine::storage::remove_empty_folders(&created);
             std::process::exit(128 + signal);
         }

@@ -421,14 +421,14 @@ fn wait_for_checkpoints(child: &mut std::process::Child, out: &Path, n: usize) {
 }
 
 #[test]
-fn sigterm_and_sighup_say_what_is_kept_and_how_to_resume() {
+fn sigterm_sighup_and_sigint_say_what_is_kept_give_the_lock_back_and_resume() {
     let dir = scratch();
     let corpus = synth(dir.path(), 30, 10);
     let reference = dir.path().join("reference");
     ok(run_command(&corpus, s(&reference), None, &[])
         .output()
         .unwrap());
-    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let out = dir.path().join(signal);
         let mut child = run_command(&corpus, s(&out), None, &["-w", "1"])
             .stderr(Stdio::piped())
@@ -448,8 +448,15 @@ fn sigterm_and_sighup_say_what_is_kept_and_how_to_resume() {
             msg.contains(&format!("SIG{signal} received: stopping"))
                 && msg.contains(&format!("{}/_checkpoints", s(&out)))
                 && msg.contains("holds no run.json")
-                && msg.contains("run the same command again"),
+                && msg.contains("run the same command again")
+                && msg.contains(&format!("the lock of {} is given back", s(&out))),
             "SIG{signal}: {msg}"
+        );
+        // No lock left for the next run to wait out (from another machine, 120 s; issue 47).
+        assert!(
+            !out.join("_lock").exists() || files_in(&out.join("_lock")).is_empty(),
+            "SIG{signal}: {:?}",
+            files_in(&out.join("_lock"))
         );
         ok(run_command(&corpus, s(&out), None, &[]).output().unwrap());
         for f in OUTPUTS {

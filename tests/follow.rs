@@ -563,6 +563,58 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
     }
 }
 
+/// A history runs forward and is never restarted by accident (issue 47, items 3 and 7): a
+/// `--run-time` before the last run's is refused before any work, naming both times; with the
+/// head (or all of `_identity/`) gone while `history/` holds runs, the run stops and names what
+/// is missing and how to start afresh on purpose; the history is left as it was each time.
+#[test]
+fn a_history_runs_forward_and_a_lost_head_is_an_error_not_a_restart() {
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 2, 8);
+    let out = dir.path().join("out");
+    ok(run_at(&corpus, &out, "2024-05-01", &[], &[]));
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    let before = history_files(&out);
+    let run_json = std::fs::read(out.join("run.json")).unwrap();
+
+    let o = run_at(&corpus, &out, "2024-04-01", &[], &[]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("--run-time 2024-04-01T00:00:00") && err.contains("run 2 at 2024-05-02"),
+        "{err}"
+    );
+    assert!(!err.contains("events ("), "refused before any work: {err}");
+    assert_eq!(history_files(&out), before);
+    assert_eq!(std::fs::read(out.join("run.json")).unwrap(), run_json);
+    // The same time as the last run is not before it.
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    let before = history_files(&out);
+
+    for lost in ["_identity/head.json", "_identity"] {
+        let copy = dir.path().join(format!("copy-{}", lost.replace('/', "-")));
+        std::fs::create_dir_all(&copy).unwrap();
+        let path = out.join(lost);
+        std::fs::rename(&path, copy.join("x")).unwrap();
+        let o = run_at(&corpus, &out, "2024-05-03", &[], &[]);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(!o.status.success(), "{lost}: {err}");
+        assert!(
+            err.contains("head.json")
+                && err.contains(
+                    "3 committed run(s) (history/000001.parquet … history/000003.parquet)"
+                )
+                && err.contains("delete the folders _identity/ and history/"),
+            "{lost}: {err}"
+        );
+        assert_eq!(history_files(&out), before, "{lost}");
+        std::fs::rename(copy.join("x"), &path).unwrap();
+    }
+    // Restored, the history goes on.
+    ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    assert!(lineage(&out).iter().all(|r| r.run == 4));
+}
+
 #[test]
 fn the_ids_are_the_same_for_any_layout() {
     let dir = scratch();

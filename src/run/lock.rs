@@ -15,6 +15,7 @@
 //! The holder checks at each refresh that no later generation exists; a run whose lock was
 //! taken over (it stalled past [`EXPIRES`] on another machine) does not commit.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -141,6 +142,8 @@ pub struct RunLock {
     stop: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     lost: Arc<Mutex<Option<String>>>,
+    /// `--out` as displayed (to find this lock in [`HELD`]).
+    out: String,
 }
 
 /// Why a lock was not taken.
@@ -228,6 +231,45 @@ fn acquire_refreshed(
     Err("cannot take its lock: other runs keep taking it".into())
 }
 
+/// The lock objects this process holds, for [`give_back_held`].
+/// Each with the flag that stops its refresh thread from writing it again.
+type Held = (Location, String, Arc<AtomicBool>);
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+/// Gives back every lock this process holds, now (each deletion bounded by 10 s): for a signal
+/// that ends the process without unwinding (SIGTERM, SIGINT, SIGHUP), so that the next run, on
+/// this machine or another, need not wait for the lock to expire. Returns the folders given
+/// back.
+pub fn give_back_held() -> Vec<String> {
+    let held = std::mem::take(&mut *HELD.lock().unwrap_or_else(|e| e.into_inner()));
+    let Ok(runtime) = crate::runtime::current_thread() else {
+        return Vec::new();
+    };
+    let mut given = Vec::new();
+    for (out, name, given_back) in held {
+        given_back.store(true, Ordering::SeqCst);
+        let deleted = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), out.delete(&name)).await
+        });
+        match deleted {
+            Ok(Ok(())) => {
+                if let Some(dir) = out.local_path() {
+                    let _ = std::fs::remove_dir(dir.join(LOCK_DIR));
+                }
+                given.push(out.display().to_string());
+            }
+            Ok(Err(e)) => {
+                tracing::warn!("cannot remove the lock {}: {e}", out.display_child(&name))
+            }
+            Err(_) => tracing::warn!(
+                "cannot remove the lock {}: no answer in 10 s",
+                out.display_child(&name)
+            ),
+        }
+    }
+    given
+}
+
 /// Starts the thread that rewrites the lock every `refresh` and gives it back at the end.
 fn start_refresh(
     out: Location,
@@ -237,6 +279,9 @@ fn start_refresh(
     refresh: Duration,
 ) -> RunLock {
     let lost: Arc<Mutex<Option<String>>> = Arc::default();
+    let (out_for_exit, out_display) = (out.clone(), out.display().to_string());
+    let given_back = Arc::new(AtomicBool::new(false));
+    let thread_given_back = Arc::clone(&given_back);
     let (stop, stopped) = mpsc::channel::<()>();
     let (thread_lost, thread_name) = (Arc::clone(&lost), name.clone());
     let spawned = std::thread::Builder::new()
@@ -255,6 +300,9 @@ fn start_refresh(
                 let taken = runtime.block_on(async {
                     let later = locks(&out).await?;
                     let Some((_, newer, _)) = later.iter().find(|(g, _, _)| *g > generation) else {
+                        if thread_given_back.load(Ordering::SeqCst) {
+                            return Ok(None);
+                        }
                         out.put(&name, Bytes::from(text.clone()))
                             .await
                             .map_err(|e| e.to_string())?;
@@ -304,11 +352,15 @@ fn start_refresh(
             None
         }
     };
+    HELD.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((out_for_exit, name.clone(), given_back));
     RunLock {
         name,
         stop: Some(stop),
         thread,
         lost,
+        out: out_display,
     }
 }
 
@@ -333,6 +385,11 @@ impl RunLock {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
+        HELD.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(out, name, _)| {
+                !(name == &self.name && out.display().to_string() == self.out)
+            });
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -183,6 +183,43 @@ fn load_background(
     Ok(bg)
 }
 
+/// A history runs forward: this run's time (`--run-time`, else now) is not before the last
+/// committed run's, checked before any work.
+fn check_run_time(
+    out: &Location,
+    run_time: Option<i64>,
+    last_run: u32,
+    last_ms: i64,
+) -> Result<(), RunError> {
+    use crate::run_folder::history::{now_ms, rfc3339};
+    let (this, given) = match run_time {
+        Some(t) => (t, true),
+        None => (now_ms(), false),
+    };
+    if this >= last_ms {
+        return Ok(());
+    }
+    let reason = if given {
+        format!(
+            "--run-time {} is before the last run's time (run {last_run} at {}): a history runs \
+             forward; give a later time, or none (the time of the commit)",
+            rfc3339(this),
+            rfc3339(last_ms)
+        )
+    } else {
+        format!(
+            "the last run's time (run {last_run} at {}) is after now ({}): this machine's clock \
+             is behind, or that run was given a later --run-time; give a --run-time after it",
+            rfc3339(last_ms),
+            rfc3339(this)
+        )
+    };
+    Err(RunError::Out {
+        location: out.display_child(crate::run_folder::history::HEAD),
+        reason,
+    })
+}
+
 /// What a run needs before any work, all checked before anything is written.
 struct Inputs {
     bg: background::Background,
@@ -459,7 +496,11 @@ fn open_out(
     let mut previous = None;
     if process == 0 {
         held = Some(lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
-        previous = Some(runtime.block_on(history::previous(&out))?);
+        let prev = runtime.block_on(history::previous(&out))?;
+        if let Some((run, last_ms)) = prev.last() {
+            check_run_time(&out, options.run_time, run, last_ms)?;
+        }
+        previous = Some(prev);
         let text = job.to_toml().into_bytes();
         job_entry = Some(TableEntry {
             name: commit::JOB_FILE.into(),

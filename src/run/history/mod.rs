@@ -47,6 +47,13 @@ pub(super) struct Previous {
     state: BTreeMap<String, Vec<EpisodeState>>,
 }
 
+impl Previous {
+    /// The last committed run's number and time (ms since 1970 UTC), if any.
+    pub(super) fn last(&self) -> Option<(u32, i64)> {
+        self.head.as_ref().map(|h| (h.run, h.run_time_ms))
+    }
+}
+
 /// The history part of a committed `run.json`, as read back.
 #[derive(Debug, Deserialize)]
 struct CommittedRun {
@@ -64,8 +71,8 @@ struct CommittedHistory {
 /// whose `run.json` is written but whose head is not (killed in between) is finished first: its
 /// history file and head written, so that this run follows it.
 pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
-    let fix =
-        "; to number the episodes afresh, delete the folders _identity/ and history/ of --out";
+    let fix = "; to start a new history on purpose (episodes numbered afresh), delete the \
+               folders _identity/ and history/ of --out";
     let mut head: Option<Head> = if out.exists(HEAD).await? {
         Some(
             serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| RunError::Out {
@@ -94,6 +101,25 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
         committed.commit(out).await?;
     }
     let Some(head) = head else {
+        // No head: a first run, unless history/ holds committed runs (the head or _identity/
+        // was removed or lost): numbering afresh would give their ids again and overwrite them.
+        let runs: Vec<String> = out
+            .list_folder(HISTORY_DIR)
+            .await?
+            .into_iter()
+            .map(|(name, _, _)| name)
+            .filter(|name| name.ends_with(".parquet"))
+            .collect();
+        if let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) {
+            return Err(RunError::Out {
+                location: out.display_child(HEAD),
+                reason: format!(
+                    "missing, but {} holds {} committed run(s) ({first} … {last}): this run                      cannot follow them, and numbering afresh would give their episode ids                      again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a                      copy{fix}",
+                    out.display_child(HISTORY_DIR),
+                    runs.len()
+                ),
+            });
+        }
         return Ok(Previous {
             head: None,
             state: BTreeMap::new(),
