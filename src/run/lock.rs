@@ -387,9 +387,7 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         HELD.lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|(out, name, _)| {
-                !(name == &self.name && out.display().to_string() == self.out)
-            });
+            .retain(|(out, name, _)| !(name == &self.name && out.display() == self.out));
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
