@@ -749,3 +749,93 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
     assert!(text.contains("nothing new"), "{text}");
     assert!(!corpus.join("segments-000003.parquet").exists());
 }
+
+/// Two `import --append` at once (overlapping cron jobs; issue 47 item 2): never both "wrote"
+/// with one's articles lost. Each try either has both succeed one after the other, the corpus
+/// then holding every article, or one refused naming the other (`in use by another command:
+/// epimine import --append …`), the corpus holding the other's; no `_lock` is left behind.
+#[test]
+fn two_appends_at_once_lose_nothing() {
+    let dir = scratch();
+    let feed = |name: &str, prefix: &str, n: usize| {
+        let path = dir.path().join(name);
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                serde_json::json!({"key_event": "flood", "id": format!("{prefix}{i}"),
+                    "published": "2024-05-01", "title": format!("{prefix}{i}"),
+                    "text": format!("Article {prefix} {i}: the river rose by {i} metres overnight. Crews worked on the levee near bridge {i}.")})
+                .to_string()
+            })
+            .collect();
+        std::fs::write(&path, rows.join("\n")).unwrap();
+        path
+    };
+    let base = feed("base.jsonl", "base", 20);
+    let (a, b) = (feed("x.jsonl", "x", 400), feed("y.jsonl", "y", 400));
+    let articles = |corpus: &Path| -> BTreeSet<String> {
+        block_on(epimine::corpus::read_segments(&loc(corpus)))
+            .unwrap()
+            .into_iter()
+            .map(|s| s.source_id.unwrap())
+            .collect()
+    };
+    let mut refused = 0;
+    for attempt in 0..4 {
+        let corpus = dir.path().join(format!("corpus-{attempt}"));
+        epimine_ok(&["import", "--articles", s(&base), "--out", s(&corpus)]);
+        let start = |feed: &Path| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_epimine"))
+                .args([
+                    "import",
+                    "--articles",
+                    s(feed),
+                    "--out",
+                    s(&corpus),
+                    "--append",
+                ])
+                .env("RUST_LOG", "warn")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (ca, cb) = (start(&a), start(&b));
+        let (oa, ob) = (
+            ca.wait_with_output().unwrap(),
+            cb.wait_with_output().unwrap(),
+        );
+        let got = articles(&corpus);
+        let has = |prefix: &str| got.iter().filter(|id| id.starts_with(prefix)).count();
+        assert_eq!(has("base"), 20, "attempt {attempt}");
+        for (o, prefix) in [(&oa, "x"), (&ob, "y")] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            if o.status.success() {
+                assert_eq!(
+                    has(prefix),
+                    400,
+                    "attempt {attempt}: {prefix} said it wrote"
+                );
+            } else {
+                refused += 1;
+                assert!(
+                    err.contains("in use by another command: epimine import --append"),
+                    "attempt {attempt}: {err}"
+                );
+                assert_eq!(has(prefix), 0, "attempt {attempt}");
+            }
+        }
+        assert!(
+            oa.status.success() || ob.status.success(),
+            "attempt {attempt}"
+        );
+        assert!(
+            !corpus.join("_lock").exists() || files_in(&corpus.join("_lock")).is_empty(),
+            "attempt {attempt}"
+        );
+        // The doc_ids stay unique per event.
+        let segs: Vec<Segment> = block_on(epimine::corpus::read_segments(&loc(&corpus))).unwrap();
+        let keys: BTreeSet<(u32, u32)> = segs.iter().map(|s| (s.doc_id, s.seg_idx)).collect();
+        assert_eq!(keys.len(), segs.len(), "attempt {attempt}");
+    }
+    eprintln!("{refused} of 4 attempts had one append refused");
+}

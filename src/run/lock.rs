@@ -148,10 +148,15 @@ pub struct RunLock {
 
 /// Why a lock was not taken.
 fn refusal(out: &Location, name: &str, holder: &str, refreshed: Duration) -> String {
+    let what = if holder.starts_with("epimine run") {
+        "run"
+    } else {
+        "command"
+    };
     format!(
-        "in use by another run: {holder} (its lock {}, refreshed {} s ago). Wait for it to end, \
-         or stop it; a lock left by a killed run is taken over: at once on the machine it ran \
-         on, else {} s after its last refresh",
+        "in use by another {what}: {holder} (its lock {}, refreshed {} s ago). Wait for it to \
+         end, or stop it; a lock left by a killed process is taken over: at once on the machine \
+         it ran on, else {} s after its last refresh",
         out.display_child(name),
         refreshed.as_secs(),
         EXPIRES.as_secs()

@@ -11,6 +11,14 @@ pub enum ArticlesError {
     /// The output folder cannot hold the corpus.
     #[error(transparent)]
     Corpus(#[from] crate::corpus::CorpusError),
+    /// Another `--append` (or a run's lock) holds the corpus.
+    #[error("{corpus}: {reason}")]
+    Busy {
+        /// The corpus.
+        corpus: String,
+        /// Who holds it, or why it could not be taken.
+        reason: String,
+    },
     /// `--append` to a folder that holds no corpus.
     #[error("{0}: --append adds articles to a corpus, and this folder holds no segments*.parquet (import it once without --append)")]
     NothingToAppendTo(String),

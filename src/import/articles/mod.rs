@@ -128,8 +128,28 @@ pub async fn import_append(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    let _held = hold_for_append(out).await?;
     let existing = existing_in(out).await?;
     import_into(spec, out, config, Some(existing)).await
+}
+
+/// Takes the corpus for one append (the lock of `crate::run::lock`, under `<corpus>/_lock/`),
+/// from reading what it holds until its new files are written: two appends at once would
+/// otherwise both number their file `segments-<n+1>` and one would replace the other. The
+/// second is refused with the holder named (a killed append's lock is taken over, as a run's).
+async fn hold_for_append(out: &Location) -> Result<crate::run::lock::RunLock, ArticlesError> {
+    let corpus = out.clone();
+    let taken = tokio::task::spawn_blocking(move || {
+        let runtime = crate::runtime::current_thread().map_err(|e| e.to_string())?;
+        crate::run::lock::acquire(&corpus, &runtime, "epimine import --append")
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
+    taken.map_err(|reason| ArticlesError::Busy {
+        corpus: out.display().to_string(),
+        reason,
+    })
 }
 
 /// [`import_append`] of an Arrow table in memory (the Python package's DataFrame of the day's
@@ -140,6 +160,7 @@ pub async fn import_table_append(
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
     config.segment.validate().map_err(ArticlesError::Settings)?;
+    let _held = hold_for_append(out).await?;
     let existing = existing_in(out).await?;
     import_from(
         Input::Table(table),
