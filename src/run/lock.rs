@@ -12,8 +12,11 @@
 //!   been refreshed for [`EXPIRES`]: the holder rewrites it every [`REFRESH`] while it runs,
 //!   and the age is read from the store's own time of the last write.
 //!
-//! The holder checks at each refresh that no later generation exists; a run whose lock was
-//! taken over (it stalled past [`EXPIRES`] on another machine) does not commit.
+//! The holder checks at each refresh, and again against the store right before its commit
+//! ([`RunLock::check_now`], the fence), that its lock object still holds its own content and no
+//! later generation exists; a run whose lock was taken over (it stalled past [`EXPIRES`] on
+//! another machine: SIGSTOP, a frozen VM) does not commit, whether the other run still holds
+//! the folder, has given it back, or a third holds it afresh, and it leaves their locks alone.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -135,6 +138,40 @@ async fn locks(out: &Location) -> Result<Vec<(u64, String, SystemTime)>, String>
     Ok(gens)
 }
 
+/// Whether this process still holds its lock `name` (generation `generation`, content `text`):
+/// `Ok(Err(who))` when it lost it — a later generation exists (another run took it over), or its
+/// object is gone or holds another holder (taken over and given back meanwhile: a run that
+/// stalled past the expiry finds its lock gone, not free); `Err` when the store cannot say.
+async fn verify(
+    out: &Location,
+    name: &str,
+    generation: u64,
+    text: &[u8],
+) -> Result<Result<(), String>, String> {
+    let all = locks(out).await?;
+    if let Some((_, newer, _)) = all.iter().find(|(g, _, _)| *g > generation) {
+        let holder = out
+            .get(newer)
+            .await
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
+            .map_or("another run".to_string(), |h| h.describe());
+        return Ok(Err(holder));
+    }
+    match out.get(name).await {
+        Ok(bytes) if bytes.as_ref() == text => Ok(Ok(())),
+        Ok(bytes) => Ok(Err(serde_json::from_slice::<Holder>(&bytes)
+            .map_or("another run".to_string(), |h| h.describe()))),
+        Err(crate::storage::StorageError::Store {
+            source: object_store::Error::NotFound { .. },
+            ..
+        }) => Ok(Err(
+            "a run that took its lock over and has given it back".to_string()
+        )),
+        Err(e) => Err(format!("cannot read its lock: {e}")),
+    }
+}
+
 /// The hold of a run on its `--out` ([`acquire`]): refreshed from a thread of its own, given
 /// back (the lock deleted) when dropped.
 pub struct RunLock {
@@ -144,6 +181,10 @@ pub struct RunLock {
     lost: Arc<Mutex<Option<String>>>,
     /// `--out` as displayed (to find this lock in [`HELD`]).
     out: String,
+    /// `--out`, the lock's generation and content, for [`RunLock::check_now`].
+    location: Location,
+    generation: u64,
+    text: Vec<u8>,
 }
 
 /// Why a lock was not taken.
@@ -238,7 +279,12 @@ fn acquire_refreshed(
 
 /// The lock objects this process holds, for [`give_back_held`].
 /// Each with the flag that stops its refresh thread from writing it again.
-type Held = (Location, String, Arc<AtomicBool>);
+type Held = (
+    Location,
+    String,
+    Arc<AtomicBool>,
+    Arc<Mutex<Option<String>>>,
+);
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
 /// Gives back every lock this process holds, now (each deletion bounded by 10 s): for a signal
@@ -251,8 +297,12 @@ pub fn give_back_held() -> Vec<String> {
         return Vec::new();
     };
     let mut given = Vec::new();
-    for (out, name, given_back) in held {
+    for (out, name, given_back, lost) in held {
         given_back.store(true, Ordering::SeqCst);
+        if lost.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            // Another run's now (or gone): not ours to delete.
+            continue;
+        }
         let deleted = runtime.block_on(async {
             tokio::time::timeout(Duration::from_secs(10), out.delete(&name)).await
         });
@@ -285,6 +335,7 @@ fn start_refresh(
 ) -> RunLock {
     let lost: Arc<Mutex<Option<String>>> = Arc::default();
     let (out_for_exit, out_display) = (out.clone(), out.display().to_string());
+    let (location, own_text) = (out.clone(), text.clone());
     let given_back = Arc::new(AtomicBool::new(false));
     let thread_given_back = Arc::clone(&given_back);
     let (stop, stopped) = mpsc::channel::<()>();
@@ -303,23 +354,15 @@ fn start_refresh(
             let mut warned = false;
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(refresh) {
                 let taken = runtime.block_on(async {
-                    let later = locks(&out).await?;
-                    let Some((_, newer, _)) = later.iter().find(|(g, _, _)| *g > generation) else {
-                        if thread_given_back.load(Ordering::SeqCst) {
-                            return Ok(None);
-                        }
+                    if let Err(holder) = verify(&out, &name, generation, &text).await? {
+                        return Ok(Some(holder));
+                    }
+                    if !thread_given_back.load(Ordering::SeqCst) {
                         out.put(&name, Bytes::from(text.clone()))
                             .await
                             .map_err(|e| e.to_string())?;
-                        return Ok(None);
-                    };
-                    let holder = out
-                        .get(newer)
-                        .await
-                        .ok()
-                        .and_then(|b| serde_json::from_slice::<Holder>(&b).ok())
-                        .map_or("another run".to_string(), |h| h.describe());
-                    Ok::<_, String>(Some(holder))
+                    }
+                    Ok::<_, String>(None)
                 });
                 match taken {
                     Ok(None) => {}
@@ -339,7 +382,19 @@ fn start_refresh(
                     Err(e) => tracing::debug!("{e}"),
                 }
             }
-            // The end of the run (or of its hold): give back this run's own lock object.
+            // The end of the run (or of its hold): give back this run's own lock object, unless
+            // it lost it (the object is then another run's, or gone).
+            let lost = thread_lost
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some();
+            if lost
+                && !runtime
+                    .block_on(out.get(&name))
+                    .is_ok_and(|b| b.as_ref() == text.as_slice())
+            {
+                return;
+            }
             if let Err(e) = runtime.block_on(out.delete(&name)) {
                 tracing::warn!("cannot remove the lock {}: {e}", out.display_child(&name));
             }
@@ -357,15 +412,21 @@ fn start_refresh(
             None
         }
     };
-    HELD.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((out_for_exit, name.clone(), given_back));
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).push((
+        out_for_exit,
+        name.clone(),
+        given_back,
+        Arc::clone(&lost),
+    ));
     RunLock {
         name,
         stop: Some(stop),
         thread,
         lost,
         out: out_display,
+        location,
+        generation,
+        text: own_text,
     }
 }
 
@@ -373,6 +434,31 @@ impl RunLock {
     /// The lock object's name under `--out`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// [`RunLock::still_held`], asked of the store now (not at the last refresh): the fence a
+    /// run passes before its commit, so that one that stalled (SIGSTOP, a frozen VM) past the
+    /// expiry while another took `--out` over can never commit over it, even when its refresh
+    /// thread has not run since it resumed.
+    pub fn check_now(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
+        self.still_held()?;
+        let checked = runtime.block_on(verify(
+            &self.location,
+            &self.name,
+            self.generation,
+            &self.text,
+        ));
+        match checked {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(holder)) => {
+                *self.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
+                self.still_held()
+            }
+            Err(e) => Err(format!(
+                "cannot check that this run still holds it ({e}): this run's tables were not \
+                 written"
+            )),
+        }
     }
 
     /// An error when another run took the folder over meanwhile (this run then must not
@@ -392,7 +478,7 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         HELD.lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|(out, name, _)| !(name == &self.name && out.display() == self.out));
+            .retain(|(out, name, _, _)| !(name == &self.name && out.display() == self.out));
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -472,5 +558,69 @@ mod tests {
         let out = Location::parse(dir.path().to_str().unwrap(), false).unwrap();
         drop(acquire(&out, &rt, "epimine run").unwrap());
         assert!(!dir.path().join("_lock").exists(), "given back");
+    }
+
+    /// A run that stalled past the expiry (its refresh thread not run since; issue 47 item 1)
+    /// is fenced at its commit by [`RunLock::check_now`], whatever happened meanwhile: another
+    /// run holding a later generation, having given it back, or a third run holding
+    /// generation 0 afresh. `still_held` (the refresh thread's view) still says yes in each.
+    #[test]
+    fn a_stalled_holder_is_fenced_at_the_commit() {
+        let rt = runtime();
+        let other = |host: &str| {
+            serde_json::to_vec(&Holder {
+                host: host.into(),
+                ..Holder::this_process("epimine run")
+            })
+            .unwrap()
+        };
+        for case in ["holding", "given back", "third run"] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = Location::parse(dir.path().to_str().unwrap(), false).unwrap();
+            // The refresh is an hour away: the holder is stalled.
+            let stalled =
+                acquire_refreshed(&out, &rt, "epimine run", Duration::from_secs(3600)).unwrap();
+            stalled.check_now(&rt).unwrap();
+            // Run B takes over as `acquire` does: the next generation, the older deleted.
+            assert!(rt
+                .block_on(out.put_new("_lock/1", other("node-b").into()))
+                .unwrap());
+            rt.block_on(out.delete("_lock/0")).unwrap();
+            let who = match case {
+                "holding" => "node-b",
+                "given back" => {
+                    rt.block_on(out.delete("_lock/1")).unwrap();
+                    "given it back"
+                }
+                _ => {
+                    rt.block_on(out.delete("_lock/1")).unwrap();
+                    assert!(rt
+                        .block_on(out.put_new("_lock/0", other("node-c").into()))
+                        .unwrap());
+                    "node-c"
+                }
+            };
+            stalled.still_held().unwrap();
+            let e = stalled.check_now(&rt).unwrap_err();
+            assert!(
+                e.contains("another run took it over") && e.contains(who),
+                "{case}: {e}"
+            );
+            // And it stays lost; given back, it leaves the others' locks alone.
+            assert!(stalled.still_held().is_err(), "{case}");
+            drop(stalled);
+            let left = match case {
+                "holding" => vec!["_lock/1"],
+                "given back" => vec![],
+                _ => vec!["_lock/0"],
+            };
+            let now: Vec<String> = rt
+                .block_on(locks(&out))
+                .unwrap()
+                .into_iter()
+                .map(|(_, n, _)| n)
+                .collect();
+            assert_eq!(now, left, "{case}");
+        }
     }
 }

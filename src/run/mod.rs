@@ -449,7 +449,7 @@ pub fn run_interruptible(
         run_time: options.run_time,
     };
     if let Some(lock) = &lock {
-        lock.still_held().map_err(|reason| RunError::Out {
+        lock.check_now(&runtime).map_err(|reason| RunError::Out {
             location: job.out.clone(),
             reason,
         })?;
