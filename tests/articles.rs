@@ -438,6 +438,49 @@ fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row()
     assert!(!err.contains("56157"), "{err}");
 }
 
+/// Control characters of a scraped feed never reach the terminal (issue 47 item 8): in a key
+/// event, id or theme the row is refused, the character named by code, not printed; in a title
+/// or a date they are removed or escaped.
+#[test]
+fn control_characters_are_named_never_printed() {
+    let dir = scratch();
+    let input = dir.path().join("feed.csv");
+    let body = "The river rose above the old levee and the lower town was evacuated overnight.";
+    std::fs::write(
+        &input,
+        format!(
+            "key_event,id,published,title,text\n\
+             flood\u{1b}[31m,1,2024-09-02,t,{body}\n\
+             flood,2\u{7},2024-09-02,t,{body} Two.\n\
+             flood,3,2024\u{1b}[2J,t,{body} Three.\n\
+             flood,4,2024-09-02,Levee \u{1b}[5mbreach\u{0},{body} Four.\n"
+        ),
+    )
+    .unwrap();
+    let result = import(&input, &dir.path().join("corpus"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(
+        err.contains("key_event") && err.contains("U+001B, character 6"),
+        "{err}"
+    );
+    assert!(err.contains("U+0007"), "{err}");
+    assert!(err.contains("2024\\u{1b}[2J"), "{err}");
+    // Skipped, the good row stays, its title without the controls.
+    let result = import(&input, &dir.path().join("skip"), &["--on-error", "skip"]);
+    let out = String::from_utf8_lossy(&result.stdout);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{err}");
+    assert!(
+        !out.contains('\u{1b}') && !err.contains('\u{1b}'),
+        "{out}{err}"
+    );
+    let segs = segments(&dir.path().join("skip"));
+    assert!(!segs.is_empty() && segs.iter().all(|s| s.source_id.as_deref() == Some("4")));
+    assert_eq!(segs[0].title.as_deref(), Some("Levee [5mbreach"));
+}
+
 #[test]
 fn columns_by_flag_unix_seconds_and_typed_errors() {
     let dir = scratch();

@@ -187,12 +187,33 @@ fn hostfile(file: &str, processes: usize) -> Result<Vec<String>, ClusterError> {
         }
         // A process may listen on several addresses (separated by spaces); each needs a port.
         for address in line.split_whitespace() {
-            let port = address.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
-            if !matches!(port, Some(Ok(p)) if p > 0) {
+            let port = address.rsplit_once(':').map(|(_, p)| p);
+            let why = match port {
+                None | Some("") => "has no port".to_string(),
+                Some(p) => match p.parse::<u64>() {
+                    Ok(n) if (1..=65535).contains(&n) => String::new(),
+                    Ok(n) => format!("has port {n}, out of 1–65535"),
+                    Err(_) => format!("has port `{}`, not a number", p.escape_debug()),
+                },
+            };
+            if !why.is_empty() {
                 return Err(ClusterError(format!(
-                    "hostfile {file}:{}: `{address}` has no port: each line is host:port, \
-                     e.g. node1:2101",
-                    number + 1
+                    "hostfile {file}:{}: `{}` {why}: each line is host:port, e.g. node1:2101",
+                    number + 1,
+                    address.escape_debug()
+                )));
+            }
+            // Two processes cannot listen on one address: the second would never be reached
+            // and the run would wait out its whole start-up timeout.
+            if let Some(earlier) = hosts
+                .iter()
+                .position(|h| h.split_whitespace().any(|a| a == address))
+            {
+                return Err(ClusterError(format!(
+                    "hostfile {file}:{}: `{}` is named again (already process {earlier}'s \
+                     address): each process needs an address of its own",
+                    number + 1,
+                    address.escape_debug(),
                 )));
             }
         }
@@ -636,5 +657,36 @@ mod tests {
             let e = with_env(&s, &env).unwrap_err();
             assert!(e.contains(bad), "{bad}: {e}");
         }
+    }
+
+    /// A hostfile's bad lines are named (issue 47 item 8): a port out of range is not "no
+    /// port", and an address named twice is refused instead of waited for.
+    #[test]
+    fn hostfile_ports_out_of_range_and_repeated_addresses_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        let f = file.to_str().unwrap();
+        let check = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            hostfile(f, 2).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            check("a:2101\nb:2101\n").unwrap(),
+            vec!["a:2101".to_string(), "b:2101".to_string()]
+        );
+        let e = check("localhost:2101\nlocalhost:99999\n").unwrap_err();
+        assert!(
+            e.contains(":2: `localhost:99999` has port 99999, out of 1–65535"),
+            "{e}"
+        );
+        let e = check("localhost:2101\nlocalhost\n").unwrap_err();
+        assert!(e.contains(":2: `localhost` has no port"), "{e}");
+        let e = check("localhost:2101\nlocalhost:x1\n").unwrap_err();
+        assert!(e.contains("has port `x1`, not a number"), "{e}");
+        let e = check("localhost:2101\nlocalhost:2102 localhost:2101\n").unwrap_err();
+        assert!(
+            e.contains(":2: `localhost:2101` is named again (already process 0's address)"),
+            "{e}"
+        );
     }
 }

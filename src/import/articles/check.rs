@@ -136,15 +136,38 @@ pub(super) fn check_row(
             Cell::Other(what) => Err((Some(FIELDS[k]), format!("expected a string, found {what}"))),
         }
     };
-    let key_event = text_of(0, true)?.unwrap_or_default();
-    let id = text_of(1, true)?.unwrap_or_default();
+    // A key event, id or theme names folders, table rows and lines of the summary: a control
+    // character there (ESC, BEL, NUL from a scraped feed) would reach the operator's terminal,
+    // so the row is refused, the character named, not printed.
+    let name_of = |k: usize, required: bool| {
+        let value = text_of(k, required)?;
+        if let Some((at, c)) = value
+            .as_deref()
+            .and_then(|v| v.chars().enumerate().find(|(_, c)| c.is_control()))
+        {
+            return Err((
+                Some(FIELDS[k]),
+                format!(
+                    "holds a control character (U+{:04X}, character {})",
+                    c as u32,
+                    at + 1
+                ),
+            ));
+        }
+        Ok(value)
+    };
+    let key_event = name_of(0, true)?.unwrap_or_default();
+    let id = name_of(1, true)?.unwrap_or_default();
     let published = match &cells[2] {
         Cell::Null => None,
         Cell::Str(s) if s.trim().is_empty() => None,
         Cell::Str(s) => Some(parse_time(s).ok_or_else(|| {
             (
                 Some("published"),
-                format!("`{s}` is not a date (expected {TIME_FORMS})"),
+                format!(
+                    "`{}` is not a date (expected {TIME_FORMS})",
+                    s.escape_debug()
+                ),
             )
         })?),
         Cell::Int(i) => Some(unix_seconds(*i)),
@@ -160,12 +183,13 @@ pub(super) fn check_row(
     if let Some(why) = published.and_then(implausible) {
         return Err((Some("published"), why));
     }
-    let title = text_of(3, false)?;
+    let title =
+        text_of(3, false)?.map(|t| crate::import::segment::strip_controls(&t).0.into_owned());
     let text = match &cells[4] {
         Cell::Str(s) if !s.trim().is_empty() => s.clone(),
         _ => text_of(4, true)?.unwrap_or_default(),
     };
-    let theme = text_of(5, false)?;
+    let theme = name_of(5, false)?;
     Ok(Article {
         key_event,
         theme,
