@@ -110,23 +110,18 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
             return Ok(ExitStatus::Done);
         }
         let rejected = if config.on_error == articles::OnError::Skip {
-            let name = if args.append {
-                "rejected-<n>.parquet"
-            } else {
-                "rejected.parquet"
-            };
-            format!(" and {name} ({} rows)", result.rejected.len())
+            format!(" ({} rows rejected)", result.rejected.len())
         } else {
             String::new()
         };
-        let (segments, boilerplate) = if args.append {
-            ("one more segments-<n>.parquet", "boilerplate-<n>.parquet")
-        } else {
-            ("segments.parquet", "boilerplate.parquet")
-        };
+        let written: Vec<String> = result
+            .written
+            .iter()
+            .map(|name| out.display_child(name))
+            .collect();
         println!(
-            "wrote {}/{segments}, {boilerplate} ({} paragraphs dropped as boilerplate){rejected}",
-            out.display(),
+            "wrote {} (its {} distinct boilerplate lines){rejected}",
+            written.join(", "),
             result.boilerplate.len()
         );
         println!(

@@ -721,6 +721,12 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
         "--append",
     ]);
     assert!(text.contains("1 articles already in the corpus"), "{text}");
+    // The files written are named (issue 46 item 7: was `segments-<n>.parquet`).
+    assert!(
+        text.contains("segments-000002.parquet") && text.contains("boilerplate-000002.parquet"),
+        "{text}"
+    );
+    assert!(!text.contains("<n>"), "{text}");
     assert_eq!(
         std::fs::read(corpus.join("segments.parquet")).unwrap(),
         before

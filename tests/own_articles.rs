@@ -146,8 +146,13 @@ fn boilerplate_dropped_is_listed_in_the_corpus() {
     // The summary's count is the table's.
     let total: u32 = rows.iter().map(|b| b.dropped).sum();
     assert!(
-        stdout.contains(&format!("{total} boilerplate lines dropped"))
-            && stdout.contains(&format!("boilerplate.parquet ({} paragraphs", rows.len())),
+        stdout.contains(&format!(
+            "{total} boilerplate lines dropped ({} distinct)",
+            rows.len()
+        )) && stdout.contains(&format!(
+            "boilerplate.parquet (its {} distinct boilerplate lines)",
+            rows.len()
+        )),
         "{stdout}"
     );
 }

@@ -76,6 +76,9 @@ pub struct ArticlesImport {
     pub boilerplate: Vec<Boilerplate>,
     /// The columns read: (field, column), in field order.
     pub read: Vec<(&'static str, String)>,
+    /// The files written under the corpus, in order (`segments-000002.parquet`, … when
+    /// appending); none when nothing was.
+    pub written: Vec<String>,
 }
 
 /// Where an import's articles come from.
@@ -337,8 +340,10 @@ async fn import_from(
         .collect();
     writer.finish().await?;
     write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
+    result.written = vec![named(Segment::NAME), named(Boilerplate::NAME)];
     if config.on_error == OnError::Skip {
         write_named(out, &named(Rejected::NAME), &result.rejected).await?;
+        result.written.push(named(Rejected::NAME));
     }
     if existing.is_some() {
         return Ok(result);
@@ -446,14 +451,16 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         .collect();
     let mut out = format!("columns read: {}\n", read.join(", "));
     out.push_str(&format_absent(result));
+    // `boilerplate`: boilerplate lines dropped; `empty`: articles with nothing left after it
+    // (not counted in `articles`).
     out.push_str(&format!(
-        "{:<32} {:>8} {:>8} {:>10} {:>11} {:>8}\n",
-        "key_event", "articles", "segments", "duplicates", "boilerplate", "rejected"
+        "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>8}\n",
+        "key_event", "articles", "segments", "duplicates", "boilerplate", "empty", "rejected"
     ));
     for e in &result.events {
         out.push_str(&format!(
-            "{:<32} {:>8} {:>8} {:>10} {:>11} {:>8}\n",
-            e.key_event, e.articles, e.segments, e.duplicates, e.boilerplate, e.rejected
+            "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>8}\n",
+            e.key_event, e.articles, e.segments, e.duplicates, e.boilerplate, e.empty, e.rejected
         ));
     }
     let total = |f: fn(&ArticleSummary) -> usize| result.events.iter().map(f).sum::<usize>();
@@ -464,7 +471,7 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         ));
     }
     out.push_str(&format!(
-        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped, {} articles empty after it, {} rows rejected\n",
+        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped ({} distinct), {} articles empty after it, {} rows rejected\n",
         result.rows,
         result.files,
         result.events.len(),
@@ -472,6 +479,7 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         total(|e| e.segments),
         total(|e| e.duplicates),
         total(|e| e.boilerplate),
+        result.boilerplate.len(),
         total(|e| e.empty),
         result.rejected.len()
     ));
