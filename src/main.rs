@@ -436,8 +436,9 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
         .iter()
         .filter(|e| e.status != epimine::run::Outcome::Ok)
     {
+        // The same word as the event's line above and run.json's status (issue 46 item 7).
         println!(
-            "skipped {}: {}",
+            "failed {}: {} (the other events are done; exit code 3)",
             e.key_event,
             e.error.as_deref().unwrap_or("?")
         );
@@ -514,7 +515,7 @@ fn print_coverage(report: &epimine::run::RunReport) {
                 c.describe(),
                 why_left_out(e.counts.left_out.iter().map(|(k, v)| (k.as_str(), *v)))
             ),
-            None => println!("  {}: {}", e.key_event, e.status),
+            None => println!("  {}: {} (no episodes; why below)", e.key_event, e.status),
         }
     }
     if report.events.len() > EVENTS_LISTED {

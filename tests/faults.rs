@@ -281,7 +281,7 @@ fn segments_that_repeat_a_key_fail_their_event_and_eval_refuses_them() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains(&format!(
-            "skipped {event}: the corpus: 10 segment(s) repeat the key"
+            "failed {event}: the corpus: 10 segment(s) repeat the key"
         )),
         "{stdout}"
     );

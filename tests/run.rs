@@ -474,7 +474,7 @@ fn a_failed_event_is_recorded_and_the_others_complete() {
     );
     let stdout = String::from_utf8_lossy(&result.stdout);
     assert!(
-        stdout.contains("2 of 3 events done") && stdout.contains("skipped zz_tiny_event"),
+        stdout.contains("2 of 3 events done") && stdout.contains("failed zz_tiny_event"),
         "{stdout}"
     );
     let report: serde_json::Value =
