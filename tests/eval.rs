@@ -78,6 +78,7 @@ fn case(events: &[EventSpec]) -> Case {
                     key_event: event.to_string(),
                     trial: 0,
                     episode_id: e as u32,
+                    stable_id: None,
                     doc_id,
                     seg_idx,
                     rank: i as u32,
@@ -234,6 +235,7 @@ fn unknown_segment_is_an_error_naming_the_row() {
         key_event: "e1".into(),
         trial: 0,
         episode_id: 9,
+        stable_id: None,
         doc_id: 77,
         seg_idx: 0,
         rank: 0,
@@ -373,6 +375,7 @@ fn trials_are_scored_apart_and_averaged() {
         .map(|a| Assignment {
             trial: 1,
             episode_id: 0,
+            stable_id: None,
             ..a.clone()
         })
         .collect();

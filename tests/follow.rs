@@ -206,6 +206,37 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     for r in rows.iter().filter(|r| r.key_event != changed) {
         assert_eq!(r.status, "continued", "{r:?}");
     }
+    // The tables a user reads carry the same stable ids as lineage.parquet (issue 46 item 4),
+    // and after this run some differ from the episode_id (the ids moved).
+    let ids = stable_ids(&out);
+    let episodes: Vec<epimine::tables::Episode> = read(&out);
+    let assignments: Vec<epimine::tables::Assignment> = read(&out);
+    let articles: Vec<epimine::tables::EpisodeArticle> = read(&out);
+    assert!(!episodes.is_empty() && !assignments.is_empty() && !articles.is_empty());
+    for (key_event, episode_id, stable_id) in episodes
+        .iter()
+        .map(|e| (&e.key_event, e.episode_id, e.stable_id))
+        .chain(
+            assignments
+                .iter()
+                .map(|a| (&a.key_event, a.episode_id, a.stable_id)),
+        )
+        .chain(
+            articles
+                .iter()
+                .map(|a| (&a.key_event, a.episode_id, a.stable_id)),
+        )
+    {
+        assert_eq!(
+            stable_id,
+            Some(ids[&(key_event.clone(), episode_id)]),
+            "{key_event} {episode_id}"
+        );
+    }
+    assert!(
+        episodes.iter().any(|e| e.stable_id != Some(e.episode_id)),
+        "no id moved: the check shows nothing"
+    );
     // The per-run history is kept: three runs, queryable together.
     let history: Vec<String> = files_in(&out.join("history"));
     assert_eq!(

@@ -53,6 +53,7 @@ fn sample_episodes() -> Vec<Episode> {
             key_event: "ev".into(),
             trial: 0,
             episode_id: 0,
+            stable_id: None,
             title: "Protesters storm the legislature".into(),
             title_fields: vec![],
             keywords: vec!["protesters".into(), "storm".into()],
@@ -68,6 +69,7 @@ fn sample_episodes() -> Vec<Episode> {
             key_event: "ev".into(),
             trial: 2,
             episode_id: 1,
+            stable_id: None,
             title: "Protesters storm the legislature July 1 Hong Kong".into(),
             title_fields: [
                 "Protesters",
@@ -110,6 +112,7 @@ fn tables_round_trip_on_every_backend() {
             key_event: "ev".into(),
             trial: 2,
             episode_id: 1,
+            stable_id: None,
             doc_id: 0,
             seg_idx: 0,
             rank: 0,

@@ -173,9 +173,19 @@ async fn assemble_tables(
                     })
                 }
             };
-            let o = c.outputs;
+            let mut o = c.outputs;
             let found = (status.status == Outcome::Ok).then_some(o.episode_keys);
-            lineage.event(&status.key_event, found).await?;
+            // Each episode's id across runs, on its rows of the three tables a user reads.
+            let ids = lineage.event(&status.key_event, found).await?;
+            for e in &mut o.episodes {
+                e.stable_id = ids.get(&(e.trial, e.episode_id)).copied();
+            }
+            for a in &mut o.assignments {
+                a.stable_id = ids.get(&(a.trial, a.episode_id)).copied();
+            }
+            for a in &mut o.episode_articles {
+                a.stable_id = ids.get(&(a.trial, a.episode_id)).copied();
+            }
             episodes.push(o.episodes).await?;
             assignments.push(o.assignments).await?;
             fragments.push(o.fragments).await?;

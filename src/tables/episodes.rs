@@ -25,6 +25,9 @@ table! {
         pub trial: u32 => U32,
         /// The episode's id inside its key event and trial.
         pub episode_id: u32 => U32,
+        /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
+        /// the episode goes on from run to run); null in a baseline's output.
+        pub stable_id: Option<u32> => U32Opt,
         /// A short title (LLM: its five fields joined by spaces).
         pub title: String => Utf8,
         /// LLM: [subject, action, object, time, location]; empty for `clusters`.
@@ -66,6 +69,9 @@ table! {
         pub trial: u32 => U32,
         /// The episode.
         pub episode_id: u32 => U32,
+        /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
+        /// the episode goes on from run to run); null in a baseline's output.
+        pub stable_id: Option<u32> => U32Opt,
         /// The episode's title (as in `episodes`).
         pub episode_title: String => Utf8,
         /// 0 = the article holding the episode's top passage; then by the rank of each article's
@@ -141,6 +147,9 @@ table! {
         pub trial: u32 => U32,
         /// The detected episode.
         pub episode_id: u32 => U32,
+        /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
+        /// the episode goes on from run to run); null in a baseline's output.
+        pub stable_id: Option<u32> => U32Opt,
         /// Article index.
         pub doc_id: u32 => U32,
         /// Segment index inside the article.

@@ -227,6 +227,7 @@ mod tests {
             key_event: "ke".into(),
             trial: 1,
             episode_id: 3,
+            stable_id: None,
             title: "t".into(),
             title_fields: vec![],
             keywords: keywords.into_iter().map(Into::into).collect(),

@@ -207,11 +207,12 @@ impl Writers {
 
     /// Matches one event (`found`: its episodes, `None` when it failed) and writes its rows,
     /// after those of every earlier event the previous run had and this one has not.
+    /// Returns this event's stable ids: (trial, episode_id) → stable_id.
     pub(super) async fn event(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
-    ) -> Result<(), StorageError> {
+    ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
         let gone: Vec<String> = self
             .previous
             .keys()
@@ -228,14 +229,19 @@ impl Writers {
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
-    ) -> Result<(), StorageError> {
+    ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
         let known = self.previous.remove(key_event).unwrap_or_default();
         let m = crate::lineage::match_event(&self.stamp, key_event, known, found);
+        let mut ids = BTreeMap::new();
         for r in &m.lineage {
             *self.statuses.entry(r.status.clone()).or_default() += 1;
+            if let Some(episode_id) = r.episode_id {
+                ids.insert((r.trial, episode_id), r.stable_id);
+            }
         }
         self.lineage.push(m.lineage).await?;
-        self.state.push(m.state).await
+        self.state.push(m.state).await?;
+        Ok(ids)
     }
 
     /// Ends every event the previous run had and this one has not, then publishes the three
