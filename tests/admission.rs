@@ -175,6 +175,44 @@ fn two_jobs_on_one_hostfile_fail_fast_naming_what_differs_and_write_nothing() {
     assert!(!ja.exists() && !jb.exists(), "neither wrote anything");
 }
 
+/// Connections that say nothing hold up no one (issue 47 item 5): three idle TCP connections to
+/// process 0's port, opened before process 1 starts and held open, and a start-up wait of 12 s
+/// (each used to cost a 10 s read in turn: both processes failed "not every other process
+/// connected"). Now each is read on its own thread and the run goes through.
+#[test]
+fn silent_connections_do_not_hold_up_the_start() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 10);
+    let hosts = hostfile(dir.path(), 2);
+    let out = dir.path().join("out");
+    let zero_address = std::fs::read_to_string(&hosts)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let timeout = ["--set", "cluster.startup_timeout=12"];
+    let zero = process(&corpus, &out, &hosts, "0", &timeout, &[]);
+    let started = Instant::now();
+    let mut idle = Vec::new();
+    while idle.len() < 3 {
+        match std::net::TcpStream::connect(&zero_address) {
+            Ok(stream) => idle.push(stream),
+            Err(_) => {
+                assert!(started.elapsed().as_secs() < 30, "process 0 never listened");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    let one = process(&corpus, &out, &hosts, "1", &timeout, &[]);
+    let (o0, _) = wait_bounded(zero, 120);
+    let (o1, _) = wait_bounded(one, 120);
+    drop(idle);
+    ok(o0);
+    ok(o1);
+    assert!(out.join("run.json").exists());
+}
+
 #[test]
 fn a_wrong_or_missing_token_is_refused_and_the_token_is_never_shown_or_written() {
     let dir = scratch();

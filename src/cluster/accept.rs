@@ -41,17 +41,106 @@ struct Incoming {
     fingerprint: Vec<u8>,
 }
 
+/// A connection and what its dialer said in messages 1 and 3, or why it is not this handshake
+/// (a kind of refusal and the line to log once per address).
+pub(super) struct Received {
+    stream: TcpStream,
+    from: SocketAddr,
+    said: Result<Incoming, (&'static str, String)>,
+}
+
+/// Reads messages 1 to 3 of a connection on a thread of its own (each read bounded by
+/// [`ANSWER_WITHIN`]) and sends the outcome to `done`; an error when no thread can be started.
+pub(super) fn receive_on_thread(
+    me: usize,
+    mut stream: TcpStream,
+    from: SocketAddr,
+    done: std::sync::mpsc::Sender<Received>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("handshake-in".into())
+        .spawn(move || {
+            let said = receive(me, &mut stream, from);
+            // The run may have all its connections and gone on: nobody to tell.
+            let _ = done.send(Received { stream, from, said });
+        })
+        .map(|_| ())
+}
+
+/// The acceptor's side of messages 1 to 3 (`me`: this process's index): what the dialer said,
+/// or why it is not this handshake.
+fn receive(
+    me: usize,
+    stream: &mut TcpStream,
+    from: SocketAddr,
+) -> Result<Incoming, (&'static str, String)> {
+    let mut hello = [0u8; HELLO];
+    let read = stream
+        .set_nonblocking(false)
+        .and_then(|()| stream.set_nodelay(true))
+        .and_then(|()| stream.set_read_timeout(Some(ANSWER_WITHIN)))
+        .and_then(|()| stream.set_write_timeout(Some(ANSWER_WITHIN)))
+        .and_then(|()| stream.read_exact(&mut hello));
+    if let Err(e) = read {
+        return Err((
+            "silent",
+            format!("ignored a connection from {from} that did not say which process it is ({e})"),
+        ));
+    }
+    if hello[..8] != MAGIC {
+        return Err((
+            "magic",
+            format!(
+                "ignored a connection from {from} that does not speak this version of \
+                 epimine's handshake"
+            ),
+        ));
+    }
+    let mine = nonce();
+    let reply = [&MAGIC[..], &(me as u64).to_be_bytes(), &mine].concat();
+    let proof_in = stream.write_all(&reply).and_then(|()| {
+        let mut has = [0u8];
+        stream.read_exact(&mut has)?;
+        let mut mac = [0u8; MAC];
+        stream.read_exact(&mut mac)?;
+        Ok((has[0] == 1, mac, read_frame(stream)?))
+    });
+    match proof_in {
+        Ok((token, mac, fingerprint)) => Ok(Incoming {
+            said: u64::from_be_bytes(hello[8..16].try_into().expect("8 bytes")),
+            session: hello[16..=16 + NONCE].to_vec(),
+            theirs_nonce: hello[17 + NONCE..].to_vec(),
+            mine,
+            token,
+            mac,
+            fingerprint,
+        }),
+        Err(e) => Err((
+            "cut",
+            format!("ignored a connection from {from} that broke off its handshake ({e})"),
+        )),
+    }
+}
+
 impl Handshake {
     /// Takes a connection from a higher index once the handshake admits it; anything else is
     /// refused and logged once per address. Whether it was taken; an error when the process
     /// runs another job and no run is under way.
-    pub(super) fn accept(
-        &mut self,
-        mut stream: TcpStream,
-        from: SocketAddr,
-    ) -> Result<bool, ClusterError> {
-        let Some(incoming) = self.receive(&mut stream, from) else {
-            return Ok(false);
+    ///
+    /// What the dialer said was read on a thread of its own ([`receive_on_thread`]), so that a
+    /// connection that says nothing holds up no other.
+    pub(super) fn take(&mut self, received: Received) -> Result<bool, ClusterError> {
+        let Received {
+            mut stream,
+            from,
+            said,
+        } = received;
+        let incoming = match said {
+            Ok(incoming) => incoming,
+            Err((kind, text)) => {
+                self.note(from, kind, text);
+                return Ok(false);
+            }
         };
         let p = usize::try_from(incoming.said & !FLAGS).unwrap_or(usize::MAX);
         let own = self.fingerprint_bytes.clone();
@@ -90,59 +179,6 @@ impl Handshake {
                     format!("refused {named}: it runs another job: {diff} (this run goes on)");
                 self.note(from, "job", log);
                 Ok(false)
-            }
-        }
-    }
-
-    /// The acceptor's side of messages 1 to 3: what the dialer said, or `None` (logged once)
-    /// when it is not this handshake.
-    fn receive(&mut self, stream: &mut TcpStream, from: SocketAddr) -> Option<Incoming> {
-        let mut hello = [0u8; HELLO];
-        let read = stream
-            .set_nonblocking(false)
-            .and_then(|()| stream.set_nodelay(true))
-            .and_then(|()| stream.set_read_timeout(Some(ANSWER_WITHIN)))
-            .and_then(|()| stream.set_write_timeout(Some(ANSWER_WITHIN)))
-            .and_then(|()| stream.read_exact(&mut hello));
-        if let Err(e) = read {
-            let text = format!(
-                "ignored a connection from {from} that did not say which process it is ({e})"
-            );
-            self.note(from, "silent", text);
-            return None;
-        }
-        if hello[..8] != MAGIC {
-            let text = format!(
-                "ignored a connection from {from} that does not speak this version of \
-                 epimine's handshake"
-            );
-            self.note(from, "magic", text);
-            return None;
-        }
-        let mine = nonce();
-        let reply = [&MAGIC[..], &(self.me as u64).to_be_bytes(), &mine].concat();
-        let proof_in = stream.write_all(&reply).and_then(|()| {
-            let mut has = [0u8];
-            stream.read_exact(&mut has)?;
-            let mut mac = [0u8; MAC];
-            stream.read_exact(&mut mac)?;
-            Ok((has[0] == 1, mac, read_frame(stream)?))
-        });
-        match proof_in {
-            Ok((token, mac, fingerprint)) => Some(Incoming {
-                said: u64::from_be_bytes(hello[8..16].try_into().expect("8 bytes")),
-                session: hello[16..=16 + NONCE].to_vec(),
-                theirs_nonce: hello[17 + NONCE..].to_vec(),
-                mine,
-                token,
-                mac,
-                fingerprint,
-            }),
-            Err(e) => {
-                let text =
-                    format!("ignored a connection from {from} that broke off its handshake ({e})");
-                self.note(from, "cut", text);
-                None
             }
         }
     }

@@ -5,8 +5,13 @@
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use super::accept::receive_on_thread;
 use super::handshake::{Connected, Handshake, Mode};
 use super::layout::{Cluster, ClusterError};
+
+/// At most this many connections are read at once; more are closed until some are done (a
+/// real process dials again).
+const MAX_READING: usize = 64;
 
 /// How often the log says which processes are still awaited.
 const AWAIT_REPORT_EVERY: Duration = Duration::from_secs(5);
@@ -43,6 +48,10 @@ pub(super) fn connect_peers(cluster: &Cluster, mode: Mode) -> Result<Connected, 
             .map_err(|e| fail(format!("listening on {}: {e}", addresses[me])))?;
     }
     let mut held = Handshake::new(cluster, mode, addresses.clone());
+    // Each accepted connection is read on a thread of its own: a connection that says nothing
+    // (an outsider, a port scanner) costs its own thread ANSWER_WITHIN, not everyone's wait.
+    let (received, incoming) = std::sync::mpsc::channel();
+    let mut reading = 0usize;
     let begun = Instant::now();
     let mut reported = begun;
     loop {
@@ -71,11 +80,32 @@ pub(super) fn connect_peers(cluster: &Cluster, mode: Mode) -> Result<Connected, 
         // The lower indices listen for this one; the higher ones dial it.
         let mut progress = held.dial_lower()?;
         for listener in &listeners {
-            match listener.accept() {
-                Ok((stream, from)) => progress |= held.accept(stream, from)?,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
+            loop {
+                match listener.accept() {
+                    Ok((stream, from)) if reading < MAX_READING => {
+                        match receive_on_thread(me, stream, from, received.clone()) {
+                            Ok(()) => reading += 1,
+                            Err(e) => tracing::warn!(
+                                "process {me} of {n}: cannot read a connection from {from}: {e}"
+                            ),
+                        }
+                        progress = true;
+                    }
+                    Ok((stream, from)) => {
+                        tracing::debug!(
+                            "process {me} of {n}: {MAX_READING} connections being read; \
+                             closed the one from {from}"
+                        );
+                        drop(stream);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(fail(format!("accepting on {}: {e}", addresses[me]))),
+                }
             }
+        }
+        while let Ok(r) = incoming.try_recv() {
+            reading -= 1;
+            progress |= held.take(r)?;
         }
         if !progress {
             std::thread::sleep(Duration::from_millis(100));
