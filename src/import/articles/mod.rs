@@ -338,11 +338,24 @@ async fn import_from(
             record: e.record,
         })
         .collect();
+    // The segments file last: it is what makes the import part of the corpus (an append's
+    // number counts them), so a kill before it leaves side tables that the same command
+    // writes again, never a segments file whose boilerplate table is missing for good.
+    let sides = async {
+        write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
+        if config.on_error == OnError::Skip {
+            write_named(out, &named(Rejected::NAME), &result.rejected).await?;
+        }
+        Ok::<_, ArticlesError>(())
+    }
+    .await;
+    if let Err(e) = sides {
+        writer.abort().await;
+        return Err(e);
+    }
     writer.finish().await?;
-    write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
     result.written = vec![named(Segment::NAME), named(Boilerplate::NAME)];
     if config.on_error == OnError::Skip {
-        write_named(out, &named(Rejected::NAME), &result.rejected).await?;
         result.written.push(named(Rejected::NAME));
     }
     if existing.is_some() {
