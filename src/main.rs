@@ -427,6 +427,28 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
             outcome.out,
             h.file
         );
+        // An episode that ended is said, not left to vanish (issue 46 item 5).
+        const ENDED_LISTED: usize = 10;
+        for e in h.ended.iter().take(ENDED_LISTED) {
+            let what = match e.into_id {
+                Some(into) => format!("merged into #{into}"),
+                None => "ended".to_string(),
+            };
+            println!(
+                "  {what}: {} #{} \"{}\" ({} segments in run {})",
+                e.key_event,
+                e.stable_id,
+                e.title,
+                e.previous_segments,
+                h.previous_run.unwrap_or(0)
+            );
+        }
+        if h.ended.len() > ENDED_LISTED {
+            println!(
+                "  … and {} more that ended or merged (lineage.parquet, status)",
+                h.ended.len() - ENDED_LISTED
+            );
+        }
     }
     if report.llm.is_some() {
         print_llm_fallbacks(report);

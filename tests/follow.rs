@@ -469,6 +469,12 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     assert_eq!(row.status, "ended", "{row:?}");
     assert_eq!(row.episode_id, None);
     assert_eq!(row.lost_segments as usize, gone_keys.len());
+    // The report says so (issue 46 item 5).
+    assert!(
+        html.contains("Ended since run 1")
+            && html.contains(&format!("<span class=\"change ended\">#{gone_id}</span>")),
+        "the report does not show the ended episode"
+    );
     assert_eq!(
         rows.iter()
             .filter(|r| r.key_event == gone_event && r.stable_id == gone_id)
@@ -480,8 +486,16 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     let mut segs: Vec<Segment> = read(&corpus);
     segs.retain(|s| s.key_event != "synth_event_002");
     block_on(loc(&corpus).write_table(&segs)).unwrap();
-    ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    let said = ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    let said = String::from_utf8_lossy(&said.stdout).to_string();
     let rows = lineage(&out);
+    // The run's last lines name each ended episode.
+    for r in rows.iter().filter(|r| r.status == "ended").take(10) {
+        assert!(
+            said.contains(&format!("ended: {} #{} \"", r.key_event, r.stable_id)),
+            "{said}"
+        );
+    }
     let ended: Vec<&Lineage> = rows
         .iter()
         .filter(|r| r.key_event == "synth_event_002")

@@ -197,7 +197,40 @@ fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOpti
     for e in &v.episodes {
         episode_item(out, i, v, e, options);
     }
-    out.push_str("</ol>\n</details>\n</section>\n");
+    out.push_str("</ol>\n");
+    ended_list(out, v);
+    out.push_str("</details>\n</section>\n");
+}
+
+/// The previous run's episodes that ended or merged into another in this run: an episode does
+/// not vanish without a word (issue 46).
+fn ended_list(out: &mut String, v: &EventView) {
+    let Some(first) = v.ended.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<div class=\"ended\"><h3>Ended since run {}</h3><ul>",
+        first
+            .previous_run
+            .map_or("?".to_string(), |r| r.to_string())
+    );
+    for r in &v.ended {
+        let what = match (r.status.as_str(), r.into_id) {
+            ("merged", Some(into)) => format!("merged into #{into}"),
+            _ => "ended: none of this run's episodes goes on from it".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<li><span class=\"change ended\">#{}</span> {} <span class=\"muted\">({} segments \
+             before; {})</span></li>",
+            r.stable_id,
+            escape(&r.title),
+            r.previous_segments,
+            escape(&what)
+        );
+    }
+    out.push_str("</ul></div>\n");
 }
 
 /// The mark of an episode that is new or changed since the previous run (`lineage.parquet`):

@@ -35,6 +35,9 @@ pub(super) struct EventView<'a> {
     pub(super) assigned_segments: usize,
     /// Articles with a segment in some episode of the shown trial.
     pub(super) assigned_articles: usize,
+    /// The previous run's episodes that ended (or merged into another) in this run, shown
+    /// trial's (`lineage.parquet`).
+    pub(super) ended: Vec<&'a Lineage>,
 }
 
 /// What the views are built from: the run's and the corpus's names, `run.json`, the corpus's events,
@@ -142,7 +145,17 @@ pub(super) fn event_views<'a>(
                 .into_iter()
                 .map(|episode| episode_view(inputs, line, episode, options))
                 .collect();
+            let ended = inputs
+                .lineage
+                .iter()
+                .filter(|r| {
+                    r.key_event == line.key_event
+                        && r.trial == options.trial
+                        && matches!(r.status.as_str(), "ended" | "merged")
+                })
+                .collect();
             EventView {
+                ended,
                 line,
                 theme: theme.as_deref(),
                 corpus_days,

@@ -34,6 +34,26 @@ pub struct HistoryReport {
     pub file: String,
     /// Rows of `lineage` by status (`new`, `continued`, `grown`, `split`, `merged`, `ended`).
     pub statuses: BTreeMap<String, usize>,
+    /// The previous run's episodes (trial 0) that ended or merged into another in this run, so
+    /// that none vanishes without a word.
+    #[serde(default)]
+    pub ended: Vec<EndedEpisode>,
+}
+
+/// An episode of the previous run that this run does not go on with (`lineage`'s `ended` or
+/// `merged` row).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EndedEpisode {
+    /// Its key event.
+    pub key_event: String,
+    /// Its id across runs.
+    pub stable_id: u32,
+    /// Its title in the previous run.
+    pub title: String,
+    /// Its segments in the previous run.
+    pub previous_segments: u32,
+    /// `merged`: the episode it went into; `None` when it ended.
+    pub into_id: Option<u32>,
 }
 
 /// `ms` since 1970 as RFC 3339, UTC.

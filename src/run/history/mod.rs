@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run_folder::history::{rfc3339, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
+use crate::run_folder::history::{
+    rfc3339, EndedEpisode, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR,
+};
 
 use super::error::RunError;
 use crate::lineage::Stamp;
@@ -181,6 +183,7 @@ pub(super) struct Writers {
     lineage: TableWriter<Lineage>,
     state: TableWriter<EpisodeState>,
     statuses: BTreeMap<String, usize>,
+    ended: Vec<EndedEpisode>,
 }
 
 impl Writers {
@@ -202,6 +205,7 @@ impl Writers {
             lineage: out.table_writer::<Lineage>()?,
             state: out.table_writer_named::<EpisodeState>(&state_file(run))?,
             statuses: BTreeMap::new(),
+            ended: Vec::new(),
         })
     }
 
@@ -238,6 +242,15 @@ impl Writers {
             if let Some(episode_id) = r.episode_id {
                 ids.insert((r.trial, episode_id), r.stable_id);
             }
+            if r.trial == 0 && matches!(r.status.as_str(), "ended" | "merged") {
+                self.ended.push(EndedEpisode {
+                    key_event: r.key_event.clone(),
+                    stable_id: r.stable_id,
+                    title: r.title.clone(),
+                    previous_segments: r.previous_segments,
+                    into_id: r.into_id,
+                });
+            }
         }
         self.lineage.push(m.lineage).await?;
         self.state.push(m.state).await?;
@@ -267,6 +280,7 @@ impl Writers {
             previous_run_time: self.stamp.previous.map(|p| rfc3339(p.1)),
             file: history_file(run),
             statuses: self.statuses,
+            ended: self.ended,
         };
         let head = Head {
             run,
