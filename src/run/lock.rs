@@ -277,15 +277,57 @@ fn acquire_refreshed(
     Err("cannot take its lock: other runs keep taking it".into())
 }
 
-/// The lock objects this process holds, for [`give_back_held`].
-/// Each with the flag that stops its refresh thread from writing it again.
-type Held = (
-    Location,
-    String,
-    Arc<AtomicBool>,
-    Arc<Mutex<Option<String>>>,
-);
+/// A lock this process holds, for [`give_back_held`] and [`check_held`].
+struct Held {
+    out: Location,
+    name: String,
+    generation: u64,
+    text: Vec<u8>,
+    /// Stops its refresh thread from writing it again.
+    given_back: Arc<AtomicBool>,
+    /// Who took it over, once lost.
+    lost: Arc<Mutex<Option<String>>>,
+}
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+/// Whether this process still holds its lock on `out`, asked of the store now (the fence of
+/// every checkpoint a run writes: a run that stalled past the expiry and lost `--out` writes
+/// none that the run which took it over would read). `Ok` when this process holds no lock on
+/// `out` (a process other than 0, a command without one).
+pub async fn check_held(out: &Location) -> Result<(), String> {
+    let mine: Vec<(String, u64, Vec<u8>, Arc<Mutex<Option<String>>>)> = HELD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|h| h.out.display() == out.display())
+        .map(|h| {
+            (
+                h.name.clone(),
+                h.generation,
+                h.text.clone(),
+                Arc::clone(&h.lost),
+            )
+        })
+        .collect();
+    for (name, generation, text, lost) in mine {
+        if let Some(holder) = &*lost.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Err(format!(
+                "another run took {} over ({holder})",
+                out.display()
+            ));
+        }
+        match verify(out, &name, generation, &text).await {
+            Ok(Ok(())) => {}
+            Ok(Err(holder)) => {
+                let said = format!("another run took {} over ({holder})", out.display());
+                *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
+                return Err(said);
+            }
+            Err(e) => return Err(format!("cannot check the lock of {}: {e}", out.display())),
+        }
+    }
+    Ok(())
+}
 
 /// Gives back every lock this process holds, now (each deletion bounded by 10 s): for a signal
 /// that ends the process without unwinding (SIGTERM, SIGINT, SIGHUP), so that the next run, on
@@ -297,7 +339,14 @@ pub fn give_back_held() -> Vec<String> {
         return Vec::new();
     };
     let mut given = Vec::new();
-    for (out, name, given_back, lost) in held {
+    for Held {
+        out,
+        name,
+        given_back,
+        lost,
+        ..
+    } in held
+    {
         given_back.store(true, Ordering::SeqCst);
         if lost.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
             // Another run's now (or gone): not ours to delete.
@@ -412,12 +461,14 @@ fn start_refresh(
             None
         }
     };
-    HELD.lock().unwrap_or_else(|e| e.into_inner()).push((
-        out_for_exit,
-        name.clone(),
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).push(Held {
+        out: out_for_exit,
+        name: name.clone(),
+        generation,
+        text: own_text.clone(),
         given_back,
-        Arc::clone(&lost),
-    ));
+        lost: Arc::clone(&lost),
+    });
     RunLock {
         name,
         stop: Some(stop),
@@ -478,7 +529,7 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         HELD.lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|(out, name, _, _)| !(name == &self.name && out.display() == self.out));
+            .retain(|h| !(h.name == self.name && h.out.display() == self.out));
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -581,6 +632,7 @@ mod tests {
             let stalled =
                 acquire_refreshed(&out, &rt, "epimine run", Duration::from_secs(3600)).unwrap();
             stalled.check_now(&rt).unwrap();
+            rt.block_on(check_held(&out)).unwrap();
             // Run B takes over as `acquire` does: the next generation, the older deleted.
             assert!(rt
                 .block_on(out.put_new("_lock/1", other("node-b").into()))
@@ -601,6 +653,12 @@ mod tests {
                 }
             };
             stalled.still_held().unwrap();
+            // The checkpoints' fence sees it too.
+            let e = rt.block_on(check_held(&out)).unwrap_err();
+            assert!(
+                e.contains("another run took") && e.contains(who),
+                "{case}: {e}"
+            );
             let e = stalled.check_now(&rt).unwrap_err();
             assert!(
                 e.contains("another run took it over") && e.contains(who),

@@ -71,6 +71,15 @@ impl<'a> Ctx<'a> {
             );
             return;
         }
+        // The fence: a run that lost `--out` to another (it stalled past the lock's expiry)
+        // writes no checkpoint that the other would read.
+        if let Err(e) = self.runtime.block_on(super::lock::check_held(out)) {
+            self.fail(format!(
+                "not writing the checkpoint of {}: {e}; this run stops",
+                status.key_event
+            ));
+            return;
+        }
         let c = Checkpoint {
             fingerprint: fingerprint.to_string(),
             status: status.clone(),
