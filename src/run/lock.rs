@@ -278,6 +278,7 @@ fn acquire_refreshed(
 }
 
 /// A lock this process holds, for [`give_back_held`] and [`check_held`].
+#[derive(Clone)]
 struct Held {
     out: Location,
     name: String,
@@ -295,21 +296,21 @@ static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 /// none that the run which took it over would read). `Ok` when this process holds no lock on
 /// `out` (a process other than 0, a command without one).
 pub async fn check_held(out: &Location) -> Result<(), String> {
-    let mine: Vec<(String, u64, Vec<u8>, Arc<Mutex<Option<String>>>)> = HELD
+    let mine: Vec<Held> = HELD
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .filter(|h| h.out.display() == out.display())
-        .map(|h| {
-            (
-                h.name.clone(),
-                h.generation,
-                h.text.clone(),
-                Arc::clone(&h.lost),
-            )
-        })
+        .cloned()
         .collect();
-    for (name, generation, text, lost) in mine {
+    for Held {
+        name,
+        generation,
+        text,
+        lost,
+        ..
+    } in mine
+    {
         if let Some(holder) = &*lost.lock().unwrap_or_else(|e| e.into_inner()) {
             return Err(format!(
                 "another run took {} over ({holder})",
