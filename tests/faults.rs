@@ -648,11 +648,16 @@ fn an_object_store_that_stops_answering_stops_the_run_at_its_first_failure() {
     assert_eq!(o.status.code(), Some(1), "{msg}");
     // One bound for the run, not one per object: it does not go on to the other events.
     assert!(took < Duration::from_secs(30), "{took:?}: {msg}");
+    // It names the object it could not reach: the checkpoint it was writing, or the lock it
+    // checks before each checkpoint (the fence of issue 47), whichever came first.
     let error = msg.lines().rfind(|l| l.starts_with("error:")).unwrap_or("");
     assert!(
-        error.contains("s3://stopped/run/_checkpoints/") && error.contains(".ckpt"),
+        (error.contains("s3://stopped/run/_checkpoints/") && error.contains(".ckpt"))
+            || (error.contains("not writing the checkpoint of")
+                && error.contains("s3://stopped/run/_lock")),
         "{msg}"
     );
+    assert!(error.contains("cannot reach the object store"), "{msg}");
     // Every line of the store's retries names its object.
     let retries: Vec<&str> = msg
         .lines()
