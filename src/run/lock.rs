@@ -178,13 +178,8 @@ pub struct RunLock {
     name: String,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
-    lost: Arc<Mutex<Option<String>>>,
-    /// `--out` as displayed (to find this lock in [`HELD`]).
-    out: String,
-    /// `--out`, the lock's generation and content, for [`RunLock::check_now`].
-    location: Location,
-    generation: u64,
-    text: Vec<u8>,
+    /// The lock, as [`HELD`] lists it.
+    held: Held,
 }
 
 /// Why a lock was not taken.
@@ -291,6 +286,26 @@ struct Held {
 }
 static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
+impl Held {
+    /// Who took this lock over, once known.
+    fn taker(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// [`verify`] now, remembering a loss: `Ok(Err(who))` when lost (now or before), `Err` when
+    /// the store cannot say.
+    async fn check(&self) -> Result<Result<(), String>, String> {
+        if let Some(holder) = self.taker() {
+            return Ok(Err(holder));
+        }
+        let checked = verify(&self.out, &self.name, self.generation, &self.text).await?;
+        if let Err(holder) = &checked {
+            *self.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder.clone());
+        }
+        Ok(checked)
+    }
+}
+
 /// Whether this process still holds its lock on `out`, asked of the store now (the fence of
 /// every checkpoint a run writes: a run that stalled past the expiry and lost `--out` writes
 /// none that the run which took it over would read). `Ok` when this process holds no lock on
@@ -303,26 +318,14 @@ pub async fn check_held(out: &Location) -> Result<(), String> {
         .filter(|h| h.out.display() == out.display())
         .cloned()
         .collect();
-    for Held {
-        name,
-        generation,
-        text,
-        lost,
-        ..
-    } in mine
-    {
-        if let Some(holder) = &*lost.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Err(format!(
-                "another run took {} over ({holder})",
-                out.display()
-            ));
-        }
-        match verify(out, &name, generation, &text).await {
+    for held in mine {
+        match held.check().await {
             Ok(Ok(())) => {}
             Ok(Err(holder)) => {
-                let said = format!("another run took {} over ({holder})", out.display());
-                *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
-                return Err(said);
+                return Err(format!(
+                    "another run took {} over ({holder})",
+                    out.display()
+                ))
             }
             Err(e) => return Err(format!("cannot check the lock of {}: {e}", out.display())),
         }
@@ -383,11 +386,15 @@ fn start_refresh(
     text: Vec<u8>,
     refresh: Duration,
 ) -> RunLock {
-    let lost: Arc<Mutex<Option<String>>> = Arc::default();
-    let (out_for_exit, out_display) = (out.clone(), out.display().to_string());
-    let (location, own_text) = (out.clone(), text.clone());
-    let given_back = Arc::new(AtomicBool::new(false));
-    let thread_given_back = Arc::clone(&given_back);
+    let held = Held {
+        out: out.clone(),
+        name: name.clone(),
+        generation,
+        text: text.clone(),
+        given_back: Arc::default(),
+        lost: Arc::default(),
+    };
+    let (lost, thread_given_back) = (Arc::clone(&held.lost), Arc::clone(&held.given_back));
     let (stop, stopped) = mpsc::channel::<()>();
     let (thread_lost, thread_name) = (Arc::clone(&lost), name.clone());
     let spawned = std::thread::Builder::new()
@@ -462,23 +469,14 @@ fn start_refresh(
             None
         }
     };
-    HELD.lock().unwrap_or_else(|e| e.into_inner()).push(Held {
-        out: out_for_exit,
-        name: name.clone(),
-        generation,
-        text: own_text.clone(),
-        given_back,
-        lost: Arc::clone(&lost),
-    });
+    HELD.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(held.clone());
     RunLock {
         name,
         stop: Some(stop),
         thread,
-        lost,
-        out: out_display,
-        location,
-        generation,
-        text: own_text,
+        held,
     }
 }
 
@@ -493,19 +491,9 @@ impl RunLock {
     /// expiry while another took `--out` over can never commit over it, even when its refresh
     /// thread has not run since it resumed.
     pub fn check_now(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
-        self.still_held()?;
-        let checked = runtime.block_on(verify(
-            &self.location,
-            &self.name,
-            self.generation,
-            &self.text,
-        ));
-        match checked {
+        match runtime.block_on(self.held.check()) {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(holder)) => {
-                *self.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
-                self.still_held()
-            }
+            Ok(Err(_)) => self.still_held(),
             Err(e) => Err(format!(
                 "cannot check that this run still holds it ({e}): this run's tables were not \
                  written"
@@ -516,7 +504,7 @@ impl RunLock {
     /// An error when another run took the folder over meanwhile (this run then must not
     /// commit).
     pub fn still_held(&self) -> Result<(), String> {
-        match &*self.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+        match self.held.taker() {
             None => Ok(()),
             Some(holder) => Err(format!(
                 "another run took it over while this one worked ({holder}): this run's tables \
@@ -530,7 +518,7 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         HELD.lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|h| !(h.name == self.name && h.out.display() == self.out));
+            .retain(|h| !Arc::ptr_eq(&h.lost, &self.held.lost));
         self.stop.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
