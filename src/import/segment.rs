@@ -4,9 +4,14 @@
 //! The cut, per article:
 //! 1. Paragraphs: the text split at line breaks (a blank line or a single newline); whitespace
 //!    inside a paragraph collapsed to single spaces.
-//! 2. Boilerplate: a paragraph whose text occurs in at least `boilerplate_min_articles`
-//!    articles of the same key event (bylines, "Read more", photo credits, copyright lines) is
-//!    dropped ([`boilerplate`]).
+//! 2. Paragraphs found in several articles of the same key event ([`repeated`]) are of two
+//!    kinds. Site furniture (bylines, "Read more", photo credits, copyright lines) is dropped
+//!    from every article: a short line (at most `boilerplate_max_words` words) found in at
+//!    least `boilerplate_min_articles` articles, or a longer one found that often that stands
+//!    alone at the head or the tail of every article holding it (no long shared paragraph
+//!    beside it: a copyright notice, not an agency story's lead). A news paragraph shared by several articles (syndicated
+//!    agency copy, a statement quoted whole) is content: kept once, in the first article
+//!    holding it, and dropped from the later ones as a copy.
 //! 3. A paragraph longer than `max_chars` is split at sentence boundaries (Unicode UAX #29
 //!    sentences, from the `unicode-segmentation` crate: well kept, already in the dependency
 //!    tree through the tokenizers, and it needs no model as Punkt does), and its sentences are
@@ -81,9 +86,14 @@ pub struct SegmentConfig {
     pub max_chars: usize,
     /// A piece shorter than this is merged with its neighbour.
     pub min_chars: usize,
-    /// A paragraph found in at least this many articles of one key event is boilerplate and
-    /// dropped (0: keep every paragraph).
+    /// A short paragraph (at most `boilerplate_max_words` words) found in at least this many
+    /// articles of one key event is boilerplate and dropped (0: keep every paragraph, copies
+    /// included).
     pub boilerplate_min_articles: usize,
+    /// A paragraph of at most this many words is a line (site furniture when repeated); a
+    /// longer one repeated is news copy, kept once, unless it stands alone at the head or tail
+    /// of every article holding it.
+    pub boilerplate_max_words: usize,
 }
 
 impl Default for SegmentConfig {
@@ -93,6 +103,7 @@ impl Default for SegmentConfig {
             max_chars: 540,
             min_chars: 80,
             boilerplate_min_articles: 3,
+            boilerplate_max_words: 12,
         }
     }
 }
@@ -127,11 +138,27 @@ pub fn paragraphs(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The boilerplate paragraphs of one key event's articles (each article given as its
-/// paragraphs): those found in at least `min_articles` distinct articles.
-pub fn boilerplate(articles: &[Vec<String>], min_articles: usize) -> HashSet<String> {
+/// What a paragraph found in several articles of one key event is ([`repeated`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeated {
+    /// Site furniture: dropped from every article.
+    Furniture,
+    /// News copy shared by several articles: kept in the first article holding it only.
+    Copy,
+}
+
+/// The paragraphs of one key event's articles (each article given as its paragraphs) found in
+/// more than one article, and what each is: [`Repeated::Furniture`] when it is a short line
+/// (at most `config.boilerplate_max_words` words) found in at least
+/// `config.boilerplate_min_articles` articles, or a longer paragraph found that often that sits
+/// first or last in every article holding it with no long shared paragraph beside it;
+/// [`Repeated::Copy`] when it is longer and shared otherwise (in two articles or more). A short
+/// line in fewer articles than the bound is left alone. `boilerplate_min_articles = 0` finds
+/// nothing.
+pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<String, Repeated> {
+    let min_articles = config.boilerplate_min_articles;
     if min_articles == 0 {
-        return HashSet::new();
+        return HashMap::new();
     }
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for article in articles {
@@ -140,9 +167,38 @@ pub fn boilerplate(articles: &[Vec<String>], min_articles: usize) -> HashSet<Str
             *seen.entry(p).or_default() += 1;
         }
     }
-    seen.into_iter()
-        .filter(|&(_, n)| n >= min_articles)
-        .map(|(p, _)| p.to_string())
+    let long = |p: &str| p.split_whitespace().count() > config.boilerplate_max_words;
+    let shared = |p: &str| seen.get(p).is_some_and(|&n| n >= 2);
+    // A long shared paragraph's place in each article holding it: alone at an edge (no long
+    // shared paragraph beside it), or not.
+    let mut not_alone_at_an_edge: HashSet<&str> = HashSet::new();
+    for article in articles {
+        let last = article.len().saturating_sub(1);
+        for (i, p) in article.iter().enumerate() {
+            if !shared(p) || !long(p) {
+                continue;
+            }
+            let copy_beside = |q: &str| shared(q) && long(q);
+            let at_edge = i == 0 || i == last;
+            let shared_neighbour = (i > 0 && copy_beside(&article[i - 1]))
+                || (i < last && copy_beside(&article[i + 1]));
+            if !at_edge || shared_neighbour {
+                not_alone_at_an_edge.insert(p.as_str());
+            }
+        }
+    }
+    seen.iter()
+        .filter(|&(_, &n)| n >= 2)
+        .filter_map(|(&p, &n)| {
+            let kind = if !long(p) {
+                (n >= min_articles).then_some(Repeated::Furniture)?
+            } else if n >= min_articles && !not_alone_at_an_edge.contains(p) {
+                Repeated::Furniture
+            } else {
+                Repeated::Copy
+            };
+            Some((p.to_string(), kind))
+        })
         .collect()
 }
 
@@ -235,8 +291,16 @@ pub struct EventCut {
     pub boilerplate_dropped: usize,
     /// Distinct boilerplate paragraphs.
     pub boilerplate_lines: usize,
-    /// Each boilerplate paragraph and how often it was dropped, sorted by text.
-    pub boilerplate: Vec<(String, usize)>,
+    /// Each dropped paragraph, what it is and how often it was dropped, sorted by text:
+    /// furniture (from every article) or a copy (from every article but the first holding it).
+    pub boilerplate: Vec<(String, Repeated, usize)>,
+    /// Copies of shared news paragraphs dropped (the first article holding each keeps it).
+    pub copies_dropped: usize,
+    /// Distinct shared news paragraphs, each kept once.
+    pub shared_paragraphs: usize,
+    /// Articles left with no segment because every paragraph they had after the furniture
+    /// was a copy of an earlier article's.
+    pub copied_articles: usize,
     /// Control characters removed ([`strip_controls`]).
     pub controls_stripped: usize,
     /// Pieces longer than [`MAX_SEGMENT_CHARS`], cut there.
@@ -254,36 +318,61 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
             paragraphs(&clean)
         })
         .collect();
-    let boiler = boilerplate(&paras, config.boilerplate_min_articles);
-    let mut dropped = 0;
-    let mut long_cut = 0;
-    let mut dropped_by_text: HashMap<String, usize> = HashMap::new();
-    let segments = paras
+    let kinds = repeated(&paras, config);
+    let (mut dropped, mut copies, mut copied_articles, mut long_cut) = (0, 0, 0, 0);
+    let mut dropped_by_text: HashMap<String, (Repeated, usize)> = HashMap::new();
+    // The shared paragraphs already kept, by the first article holding them.
+    let mut told: HashMap<&str, usize> = HashMap::new();
+    let mut segments = Vec::with_capacity(paras.len());
+    for (a, article) in paras.iter().enumerate() {
+        let mut kept: Vec<String> = Vec::new();
+        let mut dropped_a_copy = false;
+        for p in article {
+            match kinds.get(p) {
+                Some(Repeated::Furniture) => {
+                    dropped += 1;
+                    dropped_by_text
+                        .entry(p.clone())
+                        .or_insert((Repeated::Furniture, 0))
+                        .1 += 1;
+                    continue;
+                }
+                Some(Repeated::Copy) if *told.entry(p.as_str()).or_insert(a) != a => {
+                    dropped_a_copy = true;
+                    copies += 1;
+                    dropped_by_text
+                        .entry(p.clone())
+                        .or_insert((Repeated::Copy, 0))
+                        .1 += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            kept.push(p.clone());
+        }
+        if kept.is_empty() && dropped_a_copy {
+            copied_articles += 1;
+        }
+        let (segs, long) = cut_counting(&kept, config);
+        long_cut += long;
+        segments.push(segs);
+    }
+    let mut boilerplate: Vec<(String, Repeated, usize)> = dropped_by_text
         .into_iter()
-        .map(|article| {
-            let kept: Vec<String> = article
-                .into_iter()
-                .filter(|p| {
-                    let b = boiler.contains(p);
-                    if b {
-                        dropped += 1;
-                        *dropped_by_text.entry(p.clone()).or_default() += 1;
-                    }
-                    !b
-                })
-                .collect();
-            let (segments, long) = cut_counting(&kept, config);
-            long_cut += long;
-            segments
-        })
+        .map(|(text, (kind, n))| (text, kind, n))
         .collect();
-    let mut boilerplate: Vec<(String, usize)> = dropped_by_text.into_iter().collect();
-    boilerplate.sort();
+    boilerplate.sort_by(|a, b| a.0.cmp(&b.0));
     EventCut {
         segments,
         boilerplate_dropped: dropped,
-        boilerplate_lines: boiler.len(),
+        boilerplate_lines: kinds
+            .values()
+            .filter(|&&k| k == Repeated::Furniture)
+            .count(),
         boilerplate,
+        copies_dropped: copies,
+        shared_paragraphs: kinds.values().filter(|&&k| k == Repeated::Copy).count(),
+        copied_articles,
         controls_stripped,
         long_cut,
     }
@@ -300,6 +389,7 @@ mod tests {
             max_chars: 80,
             min_chars: 20,
             boilerplate_min_articles: 2,
+            ..SegmentConfig::default()
         };
         // A short paragraph stays whole; a long one is packed at sentence ends; a fragment joins
         // its neighbour.
@@ -322,8 +412,79 @@ mod tests {
         let cut = cut_event(&[a, b], &config);
         assert_eq!((cut.boilerplate_dropped, cut.boilerplate_lines), (2, 1));
         assert_eq!(cut.boilerplate.len(), 1);
-        assert_eq!(cut.boilerplate[0].1, 2);
+        assert_eq!(cut.boilerplate[0].1, Repeated::Furniture);
+        assert_eq!(cut.boilerplate[0].2, 2);
         assert!(cut.segments.iter().flatten().all(|s| !s.contains("Photo")));
+    }
+
+    #[test]
+    fn site_furniture_goes_and_shared_news_copy_is_kept_once() {
+        let config = SegmentConfig::default();
+        // Three articles of one story: the same byline at the head and "Read more" at the
+        // tail (furniture), a copyright paragraph of 16 words standing alone at the tail
+        // (furniture), and two agency paragraphs in a row that all three carry (copy), each
+        // with a paragraph of its own.
+        let wire1 =
+            "Floodwater breached the eastern levee before dawn, forcing hundreds of families \
+                     from their homes in the low-lying districts.";
+        let wire2 = "Emergency crews worked through the night to plug the breach with sandbags \
+                     while helicopters lifted stranded residents from rooftops.";
+        let rights = "Copyright 2024 The Agency. All rights reserved. This material may not be \
+                      published or broadcast without permission.";
+        let article =
+            |own: &str| format!("By Staff Reporter\n{own}\n{wire1}\n{wire2}\nRead more\n{rights}");
+        let texts = [
+            article("Local officials in Riverside said the shelters were full by noon."),
+            article("In Millbrook the school gym opened its doors to evacuees."),
+            article("Farmers upstream counted the cost of the drowned harvest."),
+        ];
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let cut = cut_event(&refs, &config);
+        let all: Vec<&String> = cut.segments.iter().flatten().collect();
+        for gone in ["By Staff Reporter", "Read more", "Copyright"] {
+            assert!(all.iter().all(|s| !s.contains(gone)), "{gone}: {all:?}");
+        }
+        // Each agency paragraph once, in the first article; every article keeps its own.
+        for wire in [wire1, wire2] {
+            let wire = paragraphs(wire).remove(0);
+            assert_eq!(all.iter().filter(|s| s.contains(&wire)).count(), 1);
+            assert!(cut.segments[0].iter().any(|s| s.contains(&wire)));
+        }
+        assert!(cut.segments.iter().all(|a| !a.is_empty()));
+        assert_eq!((cut.boilerplate_dropped, cut.boilerplate_lines), (9, 3));
+        assert_eq!((cut.copies_dropped, cut.shared_paragraphs), (4, 2));
+        assert_eq!(cut.copied_articles, 0);
+        let kinds: Vec<(Repeated, usize)> = cut.boilerplate.iter().map(|b| (b.1, b.2)).collect();
+        assert_eq!(kinds.iter().filter(|k| k.0 == Repeated::Copy).count(), 2);
+        assert!(kinds.contains(&(Repeated::Copy, 2)));
+        // An article made only of the agency's copy (and furniture) is a copy: nothing left,
+        // and counted as such; a shared paragraph in two articles only is copy too.
+        let only_wire = format!("By Staff Reporter\n{wire1}\n{wire2}\nRead more");
+        let mut refs = refs.clone();
+        refs.push(&only_wire);
+        let cut = cut_event(&refs, &config);
+        assert!(cut.segments[3].is_empty());
+        assert_eq!(cut.copied_articles, 1);
+        let two = cut_event(&[texts[0].as_str(), texts[1].as_str()], &config);
+        assert_eq!(
+            two.shared_paragraphs, 3,
+            "the two wire paragraphs and the copyright"
+        );
+        assert_eq!(
+            two.segments[1]
+                .iter()
+                .filter(|s| s.contains("levee"))
+                .count(),
+            0
+        );
+        // Boilerplate off: every paragraph of every article stays.
+        let off = SegmentConfig {
+            boilerplate_min_articles: 0,
+            ..config
+        };
+        let cut = cut_event(&refs, &off);
+        assert_eq!(cut.copies_dropped + cut.boilerplate_dropped, 0);
+        assert!(cut.segments[3].iter().any(|s| s.contains("levee")));
     }
 
     #[test]

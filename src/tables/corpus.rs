@@ -92,15 +92,21 @@ table! {
 
 table! {
     /// One row of `boilerplate`: a paragraph `epimine import --articles` dropped from one key
-    /// event's articles because it occurs in at least `import.segment.boilerplate_min_articles`
-    /// of them (bylines, "Read more", photo credits). Sorted by key event, then text.
+    /// event's articles because several of them hold it (`crate::import::segment::repeated`):
+    /// site furniture (bylines, "Read more", photo credits), dropped from every article, or a
+    /// news paragraph shared by several articles (agency copy), kept in the first article
+    /// holding it and dropped from the others. Sorted by key event, then text.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Boilerplate in "boilerplate" {
         /// The key event.
         pub key_event: String => Utf8,
         /// The paragraph (whitespace collapsed).
         pub text: String => Utf8,
-        /// How many times it was dropped (once per article holding it).
+        /// How many times it was dropped (once per article holding it; a copy: once per
+        /// article after the first).
         pub dropped: u32 => U32,
+        /// `furniture` (dropped from every article) or `copy` (kept once, in the first article
+        /// holding it).
+        pub kind: String => Utf8,
     }
 }

@@ -464,16 +464,31 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         .collect();
     let mut out = format!("columns read: {}\n", read.join(", "));
     out.push_str(&format_absent(result));
-    // `boilerplate`: boilerplate lines dropped; `empty`: articles with nothing left after it
-    // (not counted in `articles`).
+    // `boilerplate`: boilerplate lines dropped; `copies`: copies of shared news paragraphs
+    // dropped (each kept once); `empty`: articles with nothing left after both (not counted in
+    // `articles`).
     out.push_str(&format!(
-        "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>8}\n",
-        "key_event", "articles", "segments", "duplicates", "boilerplate", "empty", "rejected"
+        "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>6} {:>8}\n",
+        "key_event",
+        "articles",
+        "segments",
+        "duplicates",
+        "boilerplate",
+        "copies",
+        "empty",
+        "rejected"
     ));
     for e in &result.events {
         out.push_str(&format!(
-            "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>8}\n",
-            e.key_event, e.articles, e.segments, e.duplicates, e.boilerplate, e.empty, e.rejected
+            "{:<32} {:>8} {:>8} {:>10} {:>11} {:>6} {:>6} {:>8}\n",
+            e.key_event,
+            e.articles,
+            e.segments,
+            e.duplicates,
+            e.boilerplate,
+            e.copies,
+            e.empty,
+            e.rejected
         ));
     }
     let total = |f: fn(&ArticleSummary) -> usize| result.events.iter().map(f).sum::<usize>();
@@ -484,7 +499,7 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         ));
     }
     out.push_str(&format!(
-        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped ({} distinct), {} articles empty after it, {} rows rejected\n",
+        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped ({} distinct), {} copies of shared paragraphs dropped ({} distinct, each kept once), {} articles empty after both ({} of them copies of earlier articles), {} rows rejected\n",
         result.rows,
         result.files,
         result.events.len(),
@@ -492,8 +507,11 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         total(|e| e.segments),
         total(|e| e.duplicates),
         total(|e| e.boilerplate),
-        result.boilerplate.len(),
+        result.boilerplate.iter().filter(|b| b.kind == "furniture").count(),
+        total(|e| e.copies),
+        result.boilerplate.iter().filter(|b| b.kind == "copy").count(),
         total(|e| e.empty),
+        total(|e| e.copied),
         result.rejected.len()
     ));
     out

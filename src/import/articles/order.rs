@@ -190,10 +190,19 @@ pub(super) fn cut_articles(
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event(&texts, &config.segment);
     summary.boilerplate = cut.boilerplate_dropped;
-    boilerplate.extend(cut.boilerplate.into_iter().map(|(text, n)| Boilerplate {
-        key_event: key_event.to_string(),
-        text,
-        dropped: u32::try_from(n).unwrap_or(u32::MAX),
+    summary.copies = cut.copies_dropped;
+    summary.copied = cut.copied_articles;
+    boilerplate.extend(cut.boilerplate.into_iter().map(|(text, kind, n)| {
+        Boilerplate {
+            key_event: key_event.to_string(),
+            text,
+            dropped: u32::try_from(n).unwrap_or(u32::MAX),
+            kind: match kind {
+                segment::Repeated::Furniture => "furniture",
+                segment::Repeated::Copy => "copy",
+            }
+            .to_string(),
+        }
     }));
     if cut.controls_stripped > 0 {
         tracing::warn!(
@@ -234,6 +243,18 @@ pub(super) fn cut_articles(
         }
         doc_id += 1;
         summary.articles += 1;
+    }
+    // Removal that empties many articles is worth a look (the rule may have taken content).
+    if summary.empty > 0 && summary.empty * 4 > kept.len() {
+        tracing::warn!(
+            "key event `{key_event}`: {} of {} articles have nothing left after boilerplate \
+             removal ({} of them only copies of earlier articles' paragraphs, kept there): \
+             see boilerplate.parquet; import.segment.boilerplate_min_articles = 0 keeps every \
+             paragraph",
+            summary.empty,
+            kept.len(),
+            summary.copied
+        );
     }
     segments
 }
@@ -303,8 +324,13 @@ pub struct ArticleSummary {
     pub duplicates: usize,
     /// Boilerplate paragraphs dropped (occurrences).
     pub boilerplate: usize,
-    /// Articles with nothing left after the boilerplate.
+    /// Copies of news paragraphs shared by several articles dropped (each kept once, in the
+    /// first article holding it).
+    pub copies: usize,
+    /// Articles with nothing left after the boilerplate and the copies.
     pub empty: usize,
+    /// Of `empty`, those whose paragraphs were all copies of earlier articles'.
+    pub copied: usize,
     /// Rows of this event rejected (duplicate ids, with `--on-error skip`).
     pub rejected: usize,
     /// `--append`: articles left out because the corpus already holds their id in this event.
