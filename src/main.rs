@@ -120,7 +120,7 @@ async fn import_command(args: cli::ImportArgs) -> anyhow::Result<ExitStatus> {
             .map(|name| out.display_child(name))
             .collect();
         println!(
-            "wrote {} (its {} distinct boilerplate lines){rejected}",
+            "wrote {} (its {} distinct paragraphs dropped or kept once){rejected}",
             written.join(", "),
             result.boilerplate.len()
         );
@@ -400,7 +400,7 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     println!(
-        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,fragments,terms,pairs,lineage}}.parquet, job.toml, run.json",
+        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,left_out,fragments,terms,pairs,lineage}}.parquet, job.toml, run.json",
         report.events.len(),
         outcome.out
     );
@@ -466,7 +466,7 @@ fn print_run(outcome: &epimine::run::RunOutcome) -> ExitStatus {
         );
     }
     println!(
-        "next: epimine report --run {out} --corpus {} --out report.html; each episode's articles: {out}/episode_articles.parquet",
+        "next: epimine report --run {out} --corpus {} --out report.html; each episode's articles: {out}/episode_articles.parquet; each segment left out and why: {out}/left_out.parquet",
         report.job.corpus,
         out = outcome.out.trim_end_matches('/')
     );

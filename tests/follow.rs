@@ -125,6 +125,10 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     assert!(first
         .iter()
         .all(|r| r.previous_run.is_none() && r.episode_id == Some(r.stable_id)));
+    // At a first run every article arrived.
+    assert!(first
+        .iter()
+        .all(|r| r.new_articles == Some(r.n_articles) && r.joined_articles == 0));
 
     // The same corpus again: no id changes, everything continued.
     ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
@@ -134,6 +138,8 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
         assert_eq!((a.stable_id, a.episode_id), (b.stable_id, b.episode_id));
         assert_eq!(b.status, "continued", "{b:?}");
         assert_eq!((b.run, b.previous_run), (2, Some(1)));
+        // Nothing arrived (issue 46 item 6: it counted articles newly assigned).
+        assert_eq!((b.new_articles, b.joined_articles), (Some(0), 0), "{b:?}");
     }
     let before_keys = episode_keys(&corpus, &out);
     let before_ids = stable_ids(&out);
@@ -205,6 +211,21 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     assert_eq!(computed, [changed, shifted]);
     for r in rows.iter().filter(|r| r.key_event != changed) {
         assert_eq!(r.status, "continued", "{r:?}");
+        assert_eq!(r.new_articles, Some(0), "{r:?}");
+    }
+    // The two articles that arrived in `changed` are counted in the episodes they went to (an
+    // article can tell several), and only there.
+    let arrived: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.key_event == changed)
+        .filter_map(|r| r.new_articles)
+        .collect();
+    assert!(
+        arrived.iter().all(|&n| n <= 2) && arrived.iter().sum::<u32>() > 0,
+        "{arrived:?}"
+    );
+    for r in rows.iter().filter(|r| r.status == "new" || r.status == "found") {
+        assert_eq!(r.status == "new", r.new_articles > Some(0), "{r:?}");
     }
     // The tables a user reads carry the same stable ids as lineage.parquet (issue 46 item 4),
     // and after this run some differ from the episode_id (the ids moved).
@@ -237,11 +258,39 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
         episodes.iter().any(|e| e.stable_id != Some(e.episode_id)),
         "no id moved: the check shows nothing"
     );
-    // The per-run history is kept: three runs, queryable together.
+    // A re-run with nothing new keeps the report's marks of the run that changed something.
+    let marks = |name: &str| {
+        let page = dir.path().join(name);
+        ok(epimine(&[
+            "report",
+            "--run",
+            s(&out),
+            "--corpus",
+            s(&corpus),
+            "--out",
+            s(&page),
+        ]));
+        let html = std::fs::read_to_string(&page).unwrap();
+        html.split("<span class=\"change ")
+            .skip(1)
+            .map(|m| m.split("</span>").next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let before = marks("run3.html");
+    assert!(!before.is_empty(), "run 3 marks nothing: the check shows nothing");
+    ok(run_at(&corpus, &out, "2024-05-04", &[], &[]));
+    assert!(lineage(&out).iter().all(|r| r.status == "continued"));
+    assert_eq!(marks("run4.html"), before);
+    // The per-run history is kept: four runs, queryable together.
     let history: Vec<String> = files_in(&out.join("history"));
     assert_eq!(
         history,
-        ["000001.parquet", "000002.parquet", "000003.parquet"]
+        [
+            "000001.parquet",
+            "000002.parquet",
+            "000003.parquet",
+            "000004.parquet"
+        ]
     );
 }
 

@@ -12,7 +12,7 @@ use epimine::background::Background;
 use epimine::episodes::expand::{build_term_set, TermParams};
 use epimine::stats::{compute, Cluster, Round};
 use epimine::storage::Location;
-use epimine::tables::{Assignment, Episode, FragmentRow, Pair, Segment, Term};
+use epimine::tables::{Assignment, Episode, FragmentRow, LeftOut, Pair, Segment, Term};
 use util::*;
 
 fn run_args<'a>(corpus: &'a str, bg: &'a str, out: &'a str, model: &'a str) -> Vec<&'a str> {
@@ -72,6 +72,63 @@ fn the_encoder_cache_gives_the_same_bytes_and_is_keyed_by_batch_size() {
 }
 
 #[test]
+fn every_segment_is_in_an_episode_or_left_out_with_why() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 3, 70);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let out = dir.path().join("out");
+    let mut args = run_args(s(&corpus), s(&bg), s(&out), &model);
+    args.extend(["-w", "2", "--set", "episodes.max_episodes=2"]);
+    let stdout = epimine_ok(&args);
+    assert!(stdout.contains("left_out.parquet"), "{stdout}");
+    let read = |d: &Path| Location::parse(s(d), false).unwrap();
+    let segments: Vec<Segment> = block_on(read(&corpus).read_table()).unwrap();
+    let assigned: Vec<Assignment> = block_on(read(&out).read_table()).unwrap();
+    let left: Vec<LeftOut> = block_on(read(&out).read_table()).unwrap();
+    // The cap of 2 drops candidates, so some segments are left out by it.
+    assert!(left.iter().any(|r| r.reason == "episode-dropped-by-cap"));
+    let key = |e: &str, d: u32, g: u32| (e.to_string(), d, g);
+    let mut seen: BTreeMap<(String, u32, u32), &str> = BTreeMap::new();
+    for a in &assigned {
+        assert!(seen
+            .insert(key(&a.key_event, a.doc_id, a.seg_idx), "episode")
+            .is_none());
+    }
+    for r in &left {
+        assert_eq!(r.trial, 0);
+        let before = seen.insert(key(&r.key_event, r.doc_id, r.seg_idx), "left out");
+        assert!(before.is_none(), "{r:?} is also {before:?}");
+    }
+    let all: Vec<_> = segments
+        .iter()
+        .map(|g| key(&g.key_event, g.doc_id, g.seg_idx))
+        .collect();
+    assert_eq!(
+        seen.keys().cloned().collect::<Vec<_>>(),
+        all,
+        "every segment once"
+    );
+    // run.json's counts are the table's rows counted by reason.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    for e in manifest["events"].as_array().unwrap() {
+        let event = e["key_event"].as_str().unwrap();
+        let mut counted: BTreeMap<String, u64> = BTreeMap::new();
+        for r in left.iter().filter(|r| r.key_event == event) {
+            *counted.entry(r.reason.clone()).or_default() += 1;
+        }
+        let said: BTreeMap<String, u64> = e["counts"]["left_out"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
+        assert_eq!(counted, said, "{event}");
+    }
+}
+
+#[test]
 fn run_writes_every_output_identically_for_any_layout() {
     let dir = scratch();
     // 70 articles an event: two encoding units each (`keys::ARTICLES_PER_UNIT` = 64), so with
@@ -89,7 +146,7 @@ fn run_writes_every_output_identically_for_any_layout() {
     let mut args = run_args(s(&corpus), s(&bg), s(&two), &model);
     args.extend(["-w", "2"]);
     epimine_ok(&args);
-    for f in OUTPUTS {
+    for f in OUTPUTS.iter().chain(&["left_out.parquet"]) {
         let a = std::fs::read(one.join(f)).unwrap();
         assert!(
             a == std::fs::read(two.join(f)).unwrap(),

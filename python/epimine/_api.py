@@ -191,9 +191,16 @@ class Run(_Folder):
         return self.table("episode_articles")
 
     @property
+    def left_out(self) -> Table:
+        """Each segment in no episode, with why (``below-confidence`` or
+        ``episode-dropped-by-<rule>``), its confidence and similarity to its nearest candidate."""
+        return self.table("left_out")
+
+    @property
     def lineage(self) -> Table:
         """This run's episodes in the history of ``out``: each episode's id across runs and
-        what changed since the previous run (new, continued, grown, split, merged, ended);
+        what changed since the previous run (new, found, continued, grown, shrunk, split, merged,
+        ended; ``new_articles``: its articles that arrived since);
         every run's is kept in ``out/history/``."""
         return self.table("lineage")
 

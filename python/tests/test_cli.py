@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import epimine
 from conftest import cli
 
-OUTPUTS = ["episodes", "assignments", "episode_articles", "fragments", "terms", "pairs"]
+OUTPUTS = ["episodes", "assignments", "episode_articles", "left_out", "fragments", "terms", "pairs"]
 SETTINGS = {"episodes.max_episodes": 4, "terms.synonym": 0.9, "episodes.top_articles": 0.3}
 
 

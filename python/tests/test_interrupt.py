@@ -18,7 +18,7 @@ import pytest
 
 import epimine
 
-OUTPUTS = ["episodes", "assignments", "episode_articles", "fragments", "terms", "pairs"]
+OUTPUTS = ["episodes", "assignments", "episode_articles", "left_out", "fragments", "terms", "pairs"]
 
 
 def sigint_after_first_event(updates):

@@ -14,7 +14,7 @@ import pytest
 
 import epimine
 
-OUTPUTS = ["episodes", "assignments", "episode_articles", "fragments", "terms", "pairs"]
+OUTPUTS = ["episodes", "assignments", "episode_articles", "left_out", "fragments", "terms", "pairs"]
 
 
 def as_library(table: pa.Table, library: str):

@@ -10,7 +10,7 @@ use super::params::{Candidates, EpisodeParams};
 use super::preparation::{by_salience, Prepared};
 use super::{classify, join, select, termspace, uncovered};
 use crate::progress::steps::Steps;
-use crate::tables::{Assignment, Episode};
+use crate::tables::{Assignment, Episode, LeftOut};
 
 /// §5 without an LLM (the paper's ablation): each kept candidate cluster is an episode whose
 /// vector is the harmonic-weighted mean of its segments' embeddings by descending salience
@@ -457,21 +457,51 @@ pub fn emit(
     (episodes, assignments)
 }
 
-/// Why each segment of a [`Selection`] is in no episode, counted: `below-confidence` (its
-/// confidence is under the significance bound of eq. 2, so it was assigned nowhere) or
-/// `episode-dropped-by-<rule>` (it was assigned to a candidate episode that rule dropped,
-/// [`Dropped::name`]). Every segment not in a kept episode has exactly one reason.
-pub fn left_out(selection: &Selection) -> BTreeMap<String, usize> {
+/// Why each segment of a [`Selection`] is in no episode, one [`LeftOut`] row each, by article
+/// and segment: `below-confidence` (its confidence is under the significance bound of eq. 2, so
+/// it was assigned nowhere) or `episode-dropped-by-<rule>` (it was assigned to a candidate
+/// episode that rule dropped, [`Dropped::name`]). Every segment not in a kept episode has
+/// exactly one row.
+pub fn left_out(
+    input: &EventInput,
+    key_event: &str,
+    selection: &Selection,
+    trial: u32,
+) -> Vec<LeftOut> {
+    let mut rows: Vec<LeftOut> = selection
+        .classified
+        .iter()
+        .enumerate()
+        .filter_map(|(s, c)| {
+            let reason = if !c.assigned {
+                "below-confidence".to_string()
+            } else {
+                format!(
+                    "episode-dropped-by-{}",
+                    selection.dropped[c.episode]?.name()
+                )
+            };
+            let seg = &input.segments[s];
+            Some(LeftOut {
+                key_event: key_event.to_string(),
+                trial,
+                doc_id: seg.doc_id,
+                seg_idx: seg.seg_idx,
+                reason,
+                confidence: c.confidence,
+                similarity: c.similarity,
+            })
+        })
+        .collect();
+    rows.sort_by_key(|r| (r.doc_id, r.seg_idx));
+    rows
+}
+
+/// The [`left_out`] rows of one trial counted by reason (`run.json`'s `counts.left_out`).
+pub fn left_out_counts(rows: &[LeftOut], trial: u32) -> BTreeMap<String, usize> {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for c in &selection.classified {
-        let reason = if !c.assigned {
-            "below-confidence".to_string()
-        } else if let Some(why) = selection.dropped[c.episode] {
-            format!("episode-dropped-by-{}", why.name())
-        } else {
-            continue;
-        };
-        *reasons.entry(reason).or_default() += 1;
+    for r in rows.iter().filter(|r| r.trial == trial) {
+        *reasons.entry(r.reason.clone()).or_default() += 1;
     }
     reasons
 }
@@ -491,7 +521,7 @@ pub fn assign(
     (episodes, assignments)
 }
 
-/// [`assign`], with why the segments in no episode are left out ([`left_out`]).
+/// [`assign`], with the segments in no episode and why ([`left_out`]).
 pub fn assign_explained(
     input: &EventInput,
     key_event: &str,
@@ -499,10 +529,11 @@ pub fn assign_explained(
     params: &EpisodeParams,
     trial: u32,
     steps: &Steps,
-) -> (Vec<Episode>, Vec<Assignment>, BTreeMap<String, usize>) {
+) -> (Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
     let selection = select_episodes(input, episodes_in, params, steps);
     let (episodes, assignments) = emit(input, key_event, episodes_in, &selection, params, trial);
-    (episodes, assignments, left_out(&selection))
+    let rows = left_out(input, key_event, &selection, trial);
+    (episodes, assignments, rows)
 }
 
 /// One event's episodes without an LLM ([`episodes_without_llm`]).
@@ -514,8 +545,8 @@ pub struct WithoutLlm {
     pub episodes: Vec<Episode>,
     /// Their segments.
     pub assignments: Vec<Assignment>,
-    /// Why the other segments are in no episode ([`left_out`]).
-    pub left_out: BTreeMap<String, usize>,
+    /// The other segments, each with why it is in no episode ([`left_out`]).
+    pub left_out: Vec<LeftOut>,
 }
 
 /// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
@@ -577,6 +608,6 @@ pub fn episodes_without_llm(
         candidates: specs.len(),
         episodes,
         assignments,
-        left_out: left_out(&selection),
+        left_out: left_out(input, &prepared.key_event, &selection, trial),
     }
 }

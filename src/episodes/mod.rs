@@ -28,7 +28,8 @@ pub mod termspace;
 pub mod uncovered;
 
 pub use assignment::{
-    assign, assign_explained, cluster_episodes, episodes_without_llm, Dropped, WithoutLlm,
+    assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, Dropped,
+    WithoutLlm,
 };
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
 pub use floor::split_cores;
@@ -155,13 +156,22 @@ mod tests {
             cohesion: select::CohesionRule::All,
             ..EpisodeParams::default()
         };
-        let (_, assignments, why) =
+        let (_, assignments, rows) =
             assign_explained(&input, "e", &specs, &params, 0, &Steps::quiet());
         assert_eq!(assignments.len(), 62);
         assert_eq!(
-            why.into_iter().collect::<Vec<_>>(),
+            assignment::left_out_counts(&rows, 0)
+                .into_iter()
+                .collect::<Vec<_>>(),
             vec![("episode-dropped-by-size".to_string(), 2)]
         );
+        // The table's rows name the two segments, neither of them among the assignments.
+        for r in &rows {
+            assert_eq!((r.key_event.as_str(), r.trial), ("e", 0));
+            assert!(!assignments
+                .iter()
+                .any(|a| (a.doc_id, a.seg_idx) == (r.doc_id, r.seg_idx)));
+        }
         // With the paper's confidence bound, the diagonal segments (gap ≈ 0) are below it
         // instead, and every segment is accounted for once.
         let strict = EpisodeParams {
@@ -169,11 +179,13 @@ mod tests {
             ..params
         };
         let selection = assignment::select_episodes(&input, &specs, &strict, &Steps::quiet());
-        let why = assignment::left_out(&selection);
+        let rows = assignment::left_out(&input, "e", &selection, 0);
+        let why = assignment::left_out_counts(&rows, 0);
         let covered = (0..segments.len())
             .filter(|&s| selection.covered(s))
             .count();
         assert_eq!(covered + why.values().sum::<usize>(), segments.len());
+        assert_eq!(covered + rows.len(), segments.len());
         assert!(why.contains_key("below-confidence"), "{why:?}");
     }
 
@@ -206,7 +218,8 @@ mod tests {
         };
         let mut selection = assignment::select_episodes(&input, &specs, &params, &Steps::quiet());
         assert_eq!(
-            assignment::left_out(&selection).get("below-confidence"),
+            assignment::left_out_counts(&assignment::left_out(&input, "e", &selection, 0), 0)
+                .get("below-confidence"),
             Some(&8)
         );
         let scores = vec![1.0; segments.len()];
@@ -221,7 +234,7 @@ mod tests {
             vec![10, 10, 8]
         );
         assert_eq!(assignments.len(), 28);
-        assert!(assignment::left_out(&selection).is_empty());
+        assert!(assignment::left_out(&input, "e", &selection, 0).is_empty());
         // A group from fewer than MIN_ARTICLES articles is not an episode: all 8 in 2 articles.
         let mut two = segments.clone();
         for (i, s) in two.iter_mut().enumerate().skip(20) {

@@ -63,6 +63,12 @@ pub fn segment_keys(segments: &[Segment]) -> Vec<(u64, u64)> {
     out
 }
 
+/// The keys of every article of one key event ([`segment_keys`]), distinct, ascending.
+pub fn article_keys(segments: &[Segment]) -> Vec<u64> {
+    let keys: BTreeSet<u64> = segment_keys(segments).into_iter().map(|k| k.1).collect();
+    keys.into_iter().collect()
+}
+
 /// `key` the first time it is seen, else the hash of it and its occurrence.
 fn unique(seen: &mut HashMap<u64, u64>, key: u64) -> u64 {
     let n = seen.entry(key).or_default();

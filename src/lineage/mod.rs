@@ -9,8 +9,8 @@
 //!    keys, [`keys::segment_keys`]) and the shared ones are at least [`MIN_SHARE`] of either's
 //!    segments. Links are taken greedily, most shared segments first (ties: the lower previous
 //!    id, then the lower new `episode_id`), each episode at most once: a new episode so linked
-//!    to a previous one keeps its id (`continued`, or `grown` when it holds segments it did not
-//!    hold before).
+//!    to a previous one keeps its id: `grown` when it holds more segments than before,
+//!    `shrunk` when fewer, else `continued`.
 //! 2. **Split and merged.** A new episode linked only to previous episodes whose ids went to
 //!    others is `split` off the one it shares most with (a new id); a previous episode linked
 //!    only to new episodes that took other ids `merged` into the one it shares most with.
@@ -20,6 +20,9 @@
 //!    told (its articles replaced, e.g. a moving window) keeps that one's id.
 //! 4. The new episodes left are `new` (the next free ids, in `episode_id` order); the previous
 //!    ones left `ended`. An id is never given again: ended and merged ids stay in the state.
+//! 5. **Arrivals.** With the event's articles at the previous run known (`_identity/`), each
+//!    episode's `new_articles` are its articles that arrived since, and a new id none of whose
+//!    articles arrived is `found` (told by articles that were already there), not `new`.
 //!
 //! With no change to an event, every episode keeps its id (each is linked to itself with every
 //! segment shared), so a re-run with no new articles changes no id. An event that failed in
@@ -29,7 +32,7 @@ pub mod keys;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use keys::{cosine, episode_keys, segment_keys};
+pub use keys::{article_keys, cosine, episode_keys, segment_keys};
 
 use crate::tables::{EpisodeKeys, EpisodeState, Lineage};
 
@@ -61,12 +64,15 @@ pub struct Matched {
 }
 
 /// Matches one key event's episodes of this run (`found`, `None` when the event failed) to
-/// its previous run's (`known`). See the module's header for the rule.
+/// its previous run's (`known`). `arrived`: the keys of the event's articles that were not in it
+/// at the previous run (all of them at a first run; `None` when not known). See the module's
+/// header for the rule.
 pub fn match_event(
     stamp: &Stamp,
     key_event: &str,
     known: Vec<EpisodeState>,
     found: Option<Vec<EpisodeKeys>>,
+    arrived: Option<&BTreeSet<u64>>,
 ) -> Matched {
     let Some(found) = found else {
         // A failed event: its episodes are neither ended nor changed.
@@ -92,11 +98,37 @@ pub fn match_event(
         let mut found = found_by.remove(&trial).unwrap_or_default();
         known.sort_by_key(|k| k.stable_id);
         found.sort_by_key(|f| f.episode_id);
-        let (rows, state) = match_trial(stamp, key_event, trial, known, found);
+        let (mut rows, state) = match_trial(stamp, key_event, trial, known, found);
+        if let Some(arrived) = arrived {
+            mark_arrivals(&mut rows, &state, arrived);
+        }
         out.lineage.extend(rows);
         out.state.extend(state);
     }
     out
+}
+
+/// With the articles that arrived since the previous run known: each row's `new_articles` (its
+/// articles among them) and `joined_articles` (the others it took in), and a new id holding none
+/// of them is `found`, not `new`.
+fn mark_arrivals(rows: &mut [Lineage], state: &[EpisodeState], arrived: &BTreeSet<u64>) {
+    for r in rows.iter_mut().filter(|r| r.episode_id.is_some()) {
+        let Some(s) = state.iter().find(|s| s.stable_id == r.stable_id) else {
+            continue;
+        };
+        let new = s
+            .article_keys
+            .iter()
+            .filter(|k| arrived.contains(k))
+            .count() as u32;
+        // `joined_articles` counted every article none of `from_ids` held; the arrived ones
+        // were held by none.
+        r.joined_articles = r.joined_articles.saturating_sub(new);
+        r.new_articles = Some(new);
+        if r.status == "new" && new == 0 && r.previous_run.is_some() {
+            r.status = "found".into();
+        }
+    }
 }
 
 /// The number of keys two ascending lists share.
@@ -253,7 +285,8 @@ fn match_trial(
         n_articles: 0,
         previous_segments: 0,
         new_segments: 0,
-        new_articles: 0,
+        new_articles: None,
+        joined_articles: 0,
         lost_segments: 0,
     };
     let mut rows = Vec::new();
@@ -279,10 +312,13 @@ fn match_trial(
             .collect();
         let (status, matched_by, previous, lost) = match fate {
             Fate::Keeps(p, by_segments) => {
-                let grew = not_in(&f.segment_keys, &segs) > 0;
                 let prev = &live[p].segment_keys;
                 (
-                    if grew { "grown" } else { "continued" },
+                    match f.segment_keys.len().cmp(&prev.len()) {
+                        std::cmp::Ordering::Greater => "grown",
+                        std::cmp::Ordering::Less => "shrunk",
+                        std::cmp::Ordering::Equal => "continued",
+                    },
                     Some(if by_segments { "segments" } else { "vector" }),
                     prev.len() as u32,
                     not_in(prev, &[&f.segment_keys]),
@@ -299,7 +335,7 @@ fn match_trial(
             n_articles: f.article_keys.len() as u32,
             previous_segments: previous,
             new_segments: not_in(&f.segment_keys, &segs),
-            new_articles: not_in(&f.article_keys, &arts),
+            joined_articles: not_in(&f.article_keys, &arts),
             lost_segments: lost,
             ..row(ids[c], status, &f.title)
         });
@@ -420,7 +456,7 @@ mod tests {
             found(0, &range(10, 20), &[0.0, 1.0]),
             found(1, &range(0, 10), &[1.0, 0.0]),
         ];
-        let m = match_event(&STAMP, "e", prev, Some(now));
+        let m = match_event(&STAMP, "e", prev, Some(now), None);
         assert_eq!(
             statuses(&m),
             vec![
@@ -435,7 +471,7 @@ mod tests {
             .iter()
             .map(|s| found(s.episode_id.unwrap(), &s.segment_keys, &s.vector))
             .collect();
-        let m2 = match_event(&STAMP, "e", m.state.clone(), Some(again));
+        let m2 = match_event(&STAMP, "e", m.state.clone(), Some(again), None);
         assert_eq!(m2.state, m.state);
     }
 
@@ -459,13 +495,13 @@ mod tests {
             // Something new; 4 ended.
             found(4, &range(100, 110), &[0.0, -1.0]),
         ];
-        let m = match_event(&STAMP, "e", prev, Some(now));
+        let m = match_event(&STAMP, "e", prev, Some(now), None);
         assert_eq!(
             statuses(&m),
             vec![
                 (0, Some(0), "grown".into(), vec![0], None),
-                (1, Some(1), "continued".into(), vec![1], None),
-                (2, Some(3), "continued".into(), vec![2, 3], None),
+                (1, Some(1), "shrunk".into(), vec![1], None),
+                (2, Some(3), "grown".into(), vec![2, 3], None),
                 (3, None, "merged".into(), vec![], Some(2)),
                 (4, None, "ended".into(), vec![], None),
                 (5, Some(2), "split".into(), vec![1], None),
@@ -473,7 +509,15 @@ mod tests {
             ]
         );
         let grown = &m.lineage[0];
-        assert_eq!((grown.new_segments, grown.new_articles), (5, 1));
+        // Article 1 was in the event but not in episode 0: taken in, not arrived (unknown here).
+        assert_eq!(
+            (
+                grown.new_segments,
+                grown.joined_articles,
+                grown.new_articles
+            ),
+            (5, 1, None)
+        );
         assert_eq!(
             (m.lineage[1].lost_segments, m.lineage[1].previous_segments),
             (4, 10)
@@ -485,6 +529,7 @@ mod tests {
             "e",
             m.state.clone(),
             Some(vec![found(0, &range(200, 210), &[0.0, 0.0])]),
+            None,
         );
         let new_ids: Vec<u32> = next
             .lineage
@@ -505,7 +550,7 @@ mod tests {
             found(0, &range(50, 60), &[0.0, 1.0]),
             found(1, &range(60, 70), &[0.96, 0.28]),
         ];
-        let m = match_event(&STAMP, "e", prev, Some(now));
+        let m = match_event(&STAMP, "e", prev, Some(now), None);
         let by: Vec<(u32, Option<u32>, Option<String>)> = m
             .lineage
             .iter()
@@ -518,16 +563,74 @@ mod tests {
                 (1, Some(0), Some("vector".into())),
             ]
         );
-        assert_eq!(m.lineage[0].status, "grown");
+        // Every segment replaced, as many as before.
+        assert_eq!(m.lineage[0].status, "continued");
+    }
+
+    #[test]
+    fn arrived_articles_tell_news_from_what_was_there() {
+        // The event held articles 0–7 at the previous run (keys / 10), episodes in 0–3.
+        let prev = vec![
+            known(0, &range(0, 20), &[1.0, 0.0]),
+            known(1, &range(20, 40), &[0.0, 1.0]),
+        ];
+        let now = vec![
+            // 0 kept half of article 1 and took in article 8, which arrived: 25 segments, grown.
+            found(0, &[range(0, 15), range(80, 90)].concat(), &[1.0, 0.0]),
+            // 1 as it was.
+            found(1, &range(20, 40), &[0.0, 1.0]),
+            // A new id in article 7, there at the previous run but in no episode: found.
+            found(2, &range(70, 80), &[0.6, 0.8]),
+            // A new id in article 9, which arrived: new.
+            found(3, &range(90, 100), &[-0.6, 0.8]),
+        ];
+        let arrived: BTreeSet<u64> = [8, 9].into();
+        let m = match_event(&STAMP, "e", prev, Some(now), Some(&arrived));
+        let got: Vec<(u32, String, Option<u32>, u32)> = m
+            .lineage
+            .iter()
+            .map(|r| {
+                (
+                    r.stable_id,
+                    r.status.clone(),
+                    r.new_articles,
+                    r.joined_articles,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, "grown".into(), Some(1), 0),
+                (1, "continued".into(), Some(0), 0),
+                (2, "found".into(), Some(0), 1),
+                (3, "new".into(), Some(1), 0),
+            ]
+        );
+        // At a first run every article arrived: every episode is new.
+        let first = Stamp {
+            previous: None,
+            ..STAMP
+        };
+        let all: BTreeSet<u64> = (0..10).collect();
+        let m = match_event(
+            &first,
+            "e",
+            Vec::new(),
+            Some(vec![found(0, &[1], &[])]),
+            Some(&all),
+        );
+        assert_eq!(m.lineage[0].status, "new");
+        assert_eq!(m.lineage[0].new_articles, Some(1));
     }
 
     #[test]
     fn a_failed_event_keeps_its_state_and_a_removed_one_ends() {
         let prev = vec![known(0, &range(0, 10), &[1.0, 0.0])];
-        let failed = match_event(&STAMP, "e", prev.clone(), None);
+        let failed = match_event(&STAMP, "e", prev.clone(), None, None);
         assert!(failed.lineage.is_empty());
         assert_eq!(failed.state, prev);
-        let removed = match_event(&STAMP, "e", prev, Some(Vec::new()));
+        let removed = match_event(&STAMP, "e", prev, Some(Vec::new()), None);
         assert_eq!(removed.lineage[0].status, "ended");
         assert!(!removed.state[0].live());
         // The first run: ids are the episode ids.
@@ -540,6 +643,7 @@ mod tests {
             "e",
             Vec::new(),
             Some(vec![found(0, &[1], &[]), found(1, &[2], &[])]),
+            None,
         );
         assert_eq!(
             statuses(&m),

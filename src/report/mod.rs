@@ -8,9 +8,10 @@
 //! (linked when the article's id is a URL), date and rank in the episode. A baseline's output
 //! (no `run.json`) is shown too, every event of the corpus as it is. Nothing is fetched at view
 //! time: the styles and the one small script are inline, the timelines are plain inline SVG.
-//! An episode that is new, grew, split off or took others in since the previous run of the same
-//! `--out` (its `lineage.parquet`) is marked so (`<span class="change new">`), with its id
-//! across runs and what it gained.
+//! An episode that is new, grew, shrank, split off or took others in since the previous run of
+//! the same `--out` (its `lineage.parquet`) is marked so (`<span class="change new">`), with its
+//! id across runs and what it gained; after a re-run that changed nothing for an event, since
+//! the last run that changed something for it (`history/`).
 //! Without JavaScript everything is there; with it, a search box and an event filter hide the
 //! events that do not match (also driven by the page's query string:
 //! `report.html?q=lava&event=2018_hawaii_volcano`).
@@ -29,6 +30,7 @@
 
 mod error;
 mod format;
+mod marks;
 mod options;
 mod page;
 mod read;
@@ -85,8 +87,9 @@ pub async fn render(
     };
     // The run's history (`epimine run` since issue 39): what is new or grew since the previous
     // run of the same `--out`. A run without one shows no marks.
+    // A re-run that changed nothing for an event keeps the marks of the last run that did.
     let lineage: Vec<Lineage> = if !baseline && run.exists(&Lineage::file_name()).await? {
-        run.read_table().await?
+        marks::since_last_change(run, run.read_table().await?).await?
     } else {
         Vec::new()
     };

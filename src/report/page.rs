@@ -233,6 +233,18 @@ fn ended_list(out: &mut String, v: &EventView) {
     out.push_str("</ul></div>\n");
 }
 
+/// `, +N new articles, M earlier ones taken in` (each part only when there is one).
+fn articles_gained(c: &crate::tables::Lineage) -> String {
+    let mut out = String::new();
+    if let Some(n) = c.new_articles.filter(|&n| n > 0) {
+        out.push_str(&format!(", +{n} new articles"));
+    }
+    if c.joined_articles > 0 {
+        out.push_str(&format!(", {} earlier ones taken in", c.joined_articles));
+    }
+    out
+}
+
 /// The mark of an episode that is new or changed since the previous run (`lineage.parquet`):
 /// empty for one that continued unchanged, or without a history.
 fn change_mark(e: &EpisodeView) -> String {
@@ -246,10 +258,13 @@ fn change_mark(e: &EpisodeView) -> String {
     let text = match c.status.as_str() {
         "new" if c.previous_run.is_none() => return String::new(),
         "new" => format!("new{since}"),
+        "found" => format!("found{since} in articles already there"),
         "grown" => format!(
-            "grew{since}: +{} segments, +{} articles",
-            c.new_segments, c.new_articles
+            "grew{since}: +{} segments{}",
+            c.new_segments,
+            articles_gained(c)
         ),
+        "shrunk" => format!("shrank{since}: −{} segments", c.lost_segments),
         "split" => format!(
             "split off #{}{since}",
             c.from_ids.first().copied().unwrap_or_default()

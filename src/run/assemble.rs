@@ -17,7 +17,7 @@ use crate::run_folder::manifest::{
 };
 use crate::run_folder::{checkpoint, commit};
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, LeftOut, Pair, Table, Term};
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
 /// times, `job.toml`'s entry, the previous run's episode ids and this run's time.
@@ -156,6 +156,7 @@ async fn assemble_tables(
     let mut terms = out.table_writer::<Term>()?;
     let mut pairs = out.table_writer::<Pair>()?;
     let mut articles = out.table_writer::<EpisodeArticle>()?;
+    let mut left_out = out.table_writer::<LeftOut>()?;
     let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
     let streamed = async {
         for status in statuses {
@@ -174,9 +175,17 @@ async fn assemble_tables(
                 }
             };
             let mut o = c.outputs;
-            let found = (status.status == Outcome::Ok).then_some(o.episode_keys);
+            let ok = status.status == Outcome::Ok;
+            let found = ok.then_some(o.episode_keys);
+            let event_articles = o
+                .event_articles
+                .pop()
+                .filter(|_| ok)
+                .map(|a| a.article_keys);
             // Each episode's id across runs, on its rows of the three tables a user reads.
-            let ids = lineage.event(&status.key_event, found).await?;
+            let ids = lineage
+                .event(&status.key_event, found, event_articles)
+                .await?;
             for e in &mut o.episodes {
                 e.stable_id = ids.get(&(e.trial, e.episode_id)).copied();
             }
@@ -192,6 +201,7 @@ async fn assemble_tables(
             terms.push(o.terms).await?;
             pairs.push(o.pairs).await?;
             articles.push(o.episode_articles).await?;
+            left_out.push(o.left_out).await?;
             stage.inc();
         }
         Ok(())
@@ -204,6 +214,7 @@ async fn assemble_tables(
         terms.abort().await;
         pairs.abort().await;
         articles.abort().await;
+        left_out.abort().await;
         lineage.abort().await;
         return Err(e);
     }
@@ -224,6 +235,7 @@ async fn assemble_tables(
     done(Pair::file_name(), pairs.finish().await?);
     done(FragmentRow::file_name(), fragments.finish().await?);
     done(EpisodeArticle::file_name(), articles.finish().await?);
+    done(LeftOut::file_name(), left_out.finish().await?);
     let (written, report, committed) = lineage.finish().await?;
     for (name, w) in written {
         done(name, w);

@@ -76,7 +76,8 @@ pub(super) fn compute_event(
                     steps,
                 );
                 report.status.counts.kept_clusters = found.candidates;
-                report.status.counts.left_out = found.left_out;
+                report.status.counts.left_out = episodes::left_out_counts(&found.left_out, 0);
+                report.outputs.left_out = found.left_out;
                 let (eps, asg) = (found.episodes, found.assignments);
                 finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
                 report.outputs.episode_keys =

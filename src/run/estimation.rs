@@ -32,8 +32,7 @@ pub(super) fn classify_with_llm(
     let mut known = pending.known_embeddings();
     let mut status = EventLlm::default();
     let (mut episodes_out, mut assignments_out) = (Vec::new(), Vec::new());
-    // Why segments are left out, of the first trial (the one the summaries show).
-    let mut left_out = None;
+    let mut left_out = Vec::new();
     for (trial, answer) in answers {
         let from_llm = answer.and_then(|eps| {
             let specs = llm_specs(encoder, &mut known, &eps)?;
@@ -74,9 +73,7 @@ pub(super) fn classify_with_llm(
                 (found.episodes, found.assignments, found.left_out)
             }
         };
-        if left_out.is_none() {
-            left_out = Some(reasons);
-        }
+        left_out.extend(reasons);
         status.episodes_per_trial.push(eps.len());
         episodes_out.extend(eps);
         assignments_out.extend(asg);
@@ -85,7 +82,7 @@ pub(super) fn classify_with_llm(
         llm: status,
         episodes: episodes_out,
         assignments: assignments_out,
-        left_out: left_out.unwrap_or_default(),
+        left_out,
     }
 }
 
@@ -94,8 +91,8 @@ pub(super) struct Classified {
     pub llm: EventLlm,
     pub episodes: Vec<Episode>,
     pub assignments: Vec<Assignment>,
-    /// Why segments are in no episode, in the first trial.
-    pub left_out: BTreeMap<String, usize>,
+    /// The segments in no episode of each trial, and why.
+    pub left_out: Vec<crate::tables::LeftOut>,
 }
 
 /// What the LLM stage asked: answers by (event, trial), the context window used, and the events
@@ -365,12 +362,14 @@ fn classify_answers(
             .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
         let (eps, asg) = (classified.episodes, classified.assignments);
         finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
-        report.status.counts.left_out = classified.left_out;
+        // The counts are trial 0's (the one the summaries show).
+        report.status.counts.left_out = episodes::left_out_counts(&classified.left_out, 0);
         report.status.llm = Some(classified.llm);
         report.outputs.episode_keys =
             crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
+        report.outputs.left_out = classified.left_out;
         report.outputs.describe(&p.segments, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);

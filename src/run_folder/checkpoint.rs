@@ -28,12 +28,13 @@ use super::outputs::Outputs;
 use crate::job::Job;
 use crate::storage::{Location, StorageError};
 use crate::tables::{
-    Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Table, Term,
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, EventArticles, FragmentRow, LeftOut, Pair,
+    Segment, Table, Term,
 };
 
 /// The version of the output format: tables, checkpoints, `run.json`. A checkpoint of another
 /// version is recomputed.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 /// The folder of the checkpoints inside `--out`.
 pub const DIR: &str = "_checkpoints";
@@ -260,10 +261,16 @@ pub fn encode(c: &Checkpoint, location: &str) -> Result<Bytes, CheckpointError> 
             o.episode_articles.len(),
             parquet_bytes(&o.episode_articles),
         ),
+        (LeftOut::NAME, o.left_out.len(), parquet_bytes(&o.left_out)),
         (
             EpisodeKeys::NAME,
             o.episode_keys.len(),
             parquet_bytes(&o.episode_keys),
+        ),
+        (
+            EventArticles::NAME,
+            o.event_articles.len(),
+            parquet_bytes(&o.event_articles),
         ),
     ];
     let mut tables = Vec::new();
@@ -352,7 +359,9 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
         Term::NAME,
         Pair::NAME,
         EpisodeArticle::NAME,
+        LeftOut::NAME,
         EpisodeKeys::NAME,
+        EventArticles::NAME,
     ];
     if blobs.len() != names.len() || blobs.iter().zip(names).any(|(b, n)| b.0 != n) {
         return Err(corrupt("unexpected tables".into()));
@@ -369,7 +378,7 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     });
     macro_rules! table {
         ($field:ident, $t:ty) => {{
-            let (b, check) = blobs.next().expect("seven tables");
+            let (b, check) = blobs.next().expect("nine tables");
             outputs.$field = parquet_rows::<$t>(b).map_err(&corrupt)?;
             check(outputs.$field.len()).map_err(&corrupt)?;
         }};
@@ -380,7 +389,9 @@ pub fn decode(data: Bytes, location: &str) -> Result<Checkpoint, CheckpointError
     table!(terms, Term);
     table!(pairs, Pair);
     table!(episode_articles, EpisodeArticle);
+    table!(left_out, LeftOut);
     table!(episode_keys, EpisodeKeys);
+    table!(event_articles, EventArticles);
     if header.status.key_event != header.key_event {
         return Err(corrupt("its status names another event".into()));
     }

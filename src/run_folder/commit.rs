@@ -10,7 +10,7 @@ use super::manifest::TableEntry;
 use super::LOCK_DIR;
 use crate::digest::sha256_hex;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, Pair, Table, Term};
+use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, LeftOut, Pair, Table, Term};
 
 /// The file that marks a committed run.
 pub const MANIFEST: &str = "run.json";
@@ -56,6 +56,7 @@ pub fn is_ours(name: &str) -> bool {
         Term::file_name(),
         Pair::file_name(),
         EpisodeArticle::file_name(),
+        LeftOut::file_name(),
     ];
     name == MANIFEST
         || name == JOB_FILE

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::EventStatus;
 use crate::tables::{
-    Assignment, Episode, EpisodeArticle, EpisodeKeys, FragmentRow, Pair, Segment, Term,
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, EventArticles, FragmentRow, LeftOut, Pair,
+    Segment, Term,
 };
 
 /// Everything a run writes, of one event or gathered over events.
@@ -22,9 +23,14 @@ pub struct Outputs {
     pub pairs: Vec<Pair>,
     /// `episode_articles` rows.
     pub episode_articles: Vec<EpisodeArticle>,
+    /// `left_out` rows.
+    pub left_out: Vec<LeftOut>,
     /// The episodes as stable keys and vectors (kept in the checkpoint, matched at the commit:
     /// `crate::lineage`).
     pub episode_keys: Vec<EpisodeKeys>,
+    /// The keys of the event's articles (one row; kept in the checkpoint, handed on at the
+    /// commit: `crate::lineage`).
+    pub event_articles: Vec<EventArticles>,
 }
 
 impl Outputs {
@@ -37,6 +43,8 @@ impl Outputs {
         self.pairs.extend(other.pairs);
         self.episode_keys.extend(other.episode_keys);
         self.episode_articles.extend(other.episode_articles);
+        self.left_out.extend(other.left_out);
+        self.event_articles.extend(other.event_articles);
     }
 
     /// Once an event's episodes and assignments are in: its `episode_articles` rows, and its
@@ -45,6 +53,10 @@ impl Outputs {
         self.episode_articles =
             crate::coverage::episode_articles(segments, &self.episodes, &self.assignments);
         status.articles = crate::coverage::articles(segments);
+        self.event_articles = vec![EventArticles {
+            key_event: status.key_event.clone(),
+            article_keys: crate::lineage::article_keys(segments),
+        }];
         status.coverage = crate::coverage::coverage(segments, &self.episodes, &self.assignments);
     }
 }

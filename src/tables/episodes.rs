@@ -162,3 +162,32 @@ table! {
         pub confidence: f64 => F64,
     }
 }
+
+/// `left_out`: every segment of an event that no kept episode holds, with why.
+pub fn left_out_schema() -> SchemaRef {
+    LeftOut::schema()
+}
+
+table! {
+    /// One row of `left_out`: a segment in no episode of its trial and the reason. Rows by key
+    /// event, trial, then article and segment.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct LeftOut in "left_out" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The estimation trial.
+        pub trial: u32 => U32,
+        /// Article index.
+        pub doc_id: u32 => U32,
+        /// Segment index inside the article.
+        pub seg_idx: u32 => U32,
+        /// `below-confidence` (its eq. 2 confidence is under the significance bound, so it was
+        /// assigned nowhere) or `episode-dropped-by-<rule>` (it was assigned to a candidate
+        /// episode that rule dropped: `cohesion`, `size`, `cap`, `min-segments`, …).
+        pub reason: String => Utf8,
+        /// Classification confidence toward its nearest candidate episode (paper eq. 2).
+        pub confidence: f64 => F64,
+        /// Cosine of the segment to that candidate's vector.
+        pub similarity: f64 => F64,
+    }
+}

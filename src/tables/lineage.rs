@@ -28,8 +28,11 @@ table! {
         /// Its `episode_id` in this run's `episodes` and `assignments`; null when it ended or
         /// merged into another.
         pub episode_id: Option<u32> => U32Opt,
-        /// `new`, `continued`, `grown`, `split` (a new id, split off `from_ids`), `merged` (it
-        /// went into `into_id`) or `ended`.
+        /// `new` (a new id, holding articles that arrived since the previous run), `found` (a
+        /// new id, but every article of it was there at the previous run: found now, not news
+        /// now), `continued` (its id kept, as many segments as before), `grown` / `shrunk` (its
+        /// id kept, more / fewer segments than before), `split` (a new id, split off
+        /// `from_ids`), `merged` (it went into `into_id`) or `ended`.
         pub status: String => Utf8,
         /// The previous run's episodes it comes from (its own id first when it kept it).
         pub from_ids: Vec<u32> => U32List,
@@ -47,8 +50,12 @@ table! {
         pub previous_segments: u32 => U32,
         /// Its segments that none of `from_ids` held.
         pub new_segments: u32 => U32,
-        /// Its articles that none of `from_ids` held a segment of.
-        pub new_articles: u32 => U32,
+        /// Its articles that arrived since the previous run (not in the event then); null when
+        /// that is not known (a history begun before these were recorded).
+        pub new_articles: Option<u32> => U32Opt,
+        /// Its articles that were there at the previous run but that none of `from_ids` held a
+        /// segment of (older articles it took in).
+        pub joined_articles: u32 => U32,
         /// The previous run's segments of this id that it no longer holds.
         pub lost_segments: u32 => U32,
     }
@@ -97,6 +104,19 @@ table! {
         pub article_keys: Vec<u64> => U64List,
         /// [`EpisodeKeys::vector`] (empty once ended).
         pub vector: Vec<f32> => F32List,
+    }
+}
+
+table! {
+    /// One row of `event_articles` (in each checkpoint, and `_identity/<run>.articles.parquet`):
+    /// the keys of every article a key event held in a run, so that the next run tells the
+    /// articles that arrived since from those that were there.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct EventArticles in "event_articles" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The key of each of its articles (`lineage::segment_keys`), distinct, ascending.
+        pub article_keys: Vec<u64> => U64List,
     }
 }
 

@@ -31,10 +31,10 @@ pub use corpus::{
     Rejected, Segment,
 };
 pub use episodes::{
-    assignments_schema, episode_articles_schema, episodes_schema, Assignment, Episode,
-    EpisodeArticle, EpisodeSpan,
+    assignments_schema, episode_articles_schema, episodes_schema, left_out_schema, Assignment,
+    Episode, EpisodeArticle, EpisodeSpan, LeftOut,
 };
-pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, Lineage};
+pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, EventArticles, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
 use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
 pub use table::{Table, TableError};
@@ -172,6 +172,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Episode::NAME, Episode::schema()),
         (Assignment::NAME, Assignment::schema()),
         (EpisodeArticle::NAME, EpisodeArticle::schema()),
+        (LeftOut::NAME, LeftOut::schema()),
         (Term::NAME, Term::schema()),
         (Pair::NAME, Pair::schema()),
         (FragmentRow::NAME, FragmentRow::schema()),
@@ -180,6 +181,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Lineage::NAME, Lineage::schema()),
         (EpisodeKeys::NAME, EpisodeKeys::schema()),
         (EpisodeState::NAME, EpisodeState::schema()),
+        (EventArticles::NAME, EventArticles::schema()),
         (
             SENTENCE_EMBEDDINGS,
             sentence_embeddings_schema(DEFAULT_VECTOR_DIM),

@@ -1,7 +1,9 @@
 //! The history of an `--out` (issue 39): at the commit, process 0 matches every event's episodes
 //! to the previous committed run's (`crate::lineage`) and writes, with the other tables,
 //! `lineage.parquet` (this run's episodes, their ids across runs and what changed) and
-//! `_identity/<run>.parquet` (the ids handed on to the next run). Once `run.json` is written,
+//! `_identity/<run>.parquet` (the ids handed on to the next run) with
+//! `_identity/<run>.articles.parquet` (each event's articles, so that the next run tells those
+//! that arrive from those that were there). Once `run.json` is written,
 //! `history/<run>.parquet` (a copy of `lineage.parquet`, kept: `select * from
 //! 'out/history/*.parquet'`) and then `_identity/head.json`, naming the last run whose history is
 //! committed. So `history/` only ever holds runs that committed. A run killed before its
@@ -9,7 +11,7 @@
 //! over what the killed one left; one killed after its `run.json` but before its head is
 //! finished by the next run (`previous`), which then follows it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +22,7 @@ use crate::run_folder::history::{
 use super::error::RunError;
 use crate::lineage::Stamp;
 use crate::storage::{Location, StorageError, TableWriter, Written};
-use crate::tables::{EpisodeKeys, EpisodeState, Lineage, Table};
+use crate::tables::{EpisodeKeys, EpisodeState, EventArticles, Lineage, Table};
 
 /// `_identity/head.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,10 +45,18 @@ fn state_file(run: u32) -> String {
     format!("{STATE_DIR}/{run:06}.parquet")
 }
 
+/// The articles file beside a state file.
+fn articles_file(state: &str) -> String {
+    format!("{}.articles.parquet", state.trim_end_matches(".parquet"))
+}
+
 /// The previous committed run's head and state, by event (none before the first run).
 pub(super) struct Previous {
     head: Option<Head>,
     state: BTreeMap<String, Vec<EpisodeState>>,
+    /// Each event's article keys at that run; `None` when its history does not record them
+    /// (begun by an earlier version).
+    articles: Option<BTreeMap<String, Vec<u64>>>,
 }
 
 impl Previous {
@@ -125,6 +135,7 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
         return Ok(Previous {
             head: None,
             state: BTreeMap::new(),
+            articles: Some(BTreeMap::new()),
         });
     };
     let unreadable = |reason: String| RunError::Out {
@@ -140,9 +151,29 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
     for r in rows {
         state.entry(r.key_event.clone()).or_default().push(r);
     }
+    let file = articles_file(&head.state);
+    let articles = if out.exists(&file).await? {
+        let unreadable = |reason: String| RunError::Out {
+            location: out.display_child(&file),
+            reason: format!("the articles of run {} ({reason}){fix}", head.run),
+        };
+        let batches = out
+            .read_parquet(&file, &EventArticles::schema())
+            .await
+            .map_err(|e| unreadable(e.to_string()))?;
+        let rows = EventArticles::from_batches(&batches).map_err(|e| unreadable(e.to_string()))?;
+        Some(
+            rows.into_iter()
+                .map(|r| (r.key_event, r.article_keys))
+                .collect(),
+        )
+    } else {
+        None
+    };
     Ok(Previous {
         head: Some(head),
         state,
+        articles,
     })
 }
 
@@ -180,8 +211,10 @@ async fn unfinished_commit(
 pub(super) struct Writers {
     stamp: Stamp,
     previous: BTreeMap<String, Vec<EpisodeState>>,
+    previous_articles: Option<BTreeMap<String, Vec<u64>>>,
     lineage: TableWriter<Lineage>,
     state: TableWriter<EpisodeState>,
+    articles: TableWriter<EventArticles>,
     statuses: BTreeMap<String, usize>,
     ended: Vec<EndedEpisode>,
 }
@@ -202,20 +235,24 @@ impl Writers {
         Ok(Self {
             stamp,
             previous: previous.state,
+            previous_articles: previous.articles,
             lineage: out.table_writer::<Lineage>()?,
             state: out.table_writer_named::<EpisodeState>(&state_file(run))?,
+            articles: out.table_writer_named::<EventArticles>(&articles_file(&state_file(run)))?,
             statuses: BTreeMap::new(),
             ended: Vec::new(),
         })
     }
 
-    /// Matches one event (`found`: its episodes, `None` when it failed) and writes its rows,
-    /// after those of every earlier event the previous run had and this one has not.
-    /// Returns this event's stable ids: (trial, episode_id) → stable_id.
+    /// Matches one event (`found`: its episodes, `None` when it failed; `articles`: the keys of
+    /// its articles in this run, `None` when it failed) and writes its rows, after those of
+    /// every earlier event the previous run had and this one has not. Returns this event's
+    /// stable ids: (trial, episode_id) → stable_id.
     pub(super) async fn event(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
+        articles: Option<Vec<u64>>,
     ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
         let gone: Vec<String> = self
             .previous
@@ -224,18 +261,46 @@ impl Writers {
             .cloned()
             .collect();
         for event in gone {
-            self.match_one(&event, Some(Vec::new())).await?;
+            self.match_one(&event, Some(Vec::new()), Some(Vec::new()))
+                .await?;
         }
-        self.match_one(key_event, found).await
+        self.match_one(key_event, found, articles).await
     }
 
     async fn match_one(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
+        articles: Option<Vec<u64>>,
     ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
         let known = self.previous.remove(key_event).unwrap_or_default();
-        let m = crate::lineage::match_event(&self.stamp, key_event, known, found);
+        let before = self
+            .previous_articles
+            .as_mut()
+            .map(|m| m.remove(key_event).unwrap_or_default());
+        // The articles that arrived since the previous run, where both sides are known.
+        let arrived: Option<BTreeSet<u64>> = match (&articles, &before) {
+            (Some(now), Some(before)) => {
+                let before: BTreeSet<u64> = before.iter().copied().collect();
+                Some(
+                    now.iter()
+                        .copied()
+                        .filter(|k| !before.contains(k))
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        let m = crate::lineage::match_event(&self.stamp, key_event, known, found, arrived.as_ref());
+        // Handed on: this run's articles; a failed event's as they were.
+        if let Some(keys) = articles.or(before).filter(|k| !k.is_empty()) {
+            self.articles
+                .push(vec![EventArticles {
+                    key_event: key_event.to_string(),
+                    article_keys: keys,
+                }])
+                .await?;
+        }
         let mut ids = BTreeMap::new();
         for r in &m.lineage {
             *self.statuses.entry(r.status.clone()).or_default() += 1;
@@ -265,11 +330,16 @@ impl Writers {
     ) -> Result<(Vec<(String, Written)>, HistoryReport, Committed), StorageError> {
         let gone: Vec<String> = self.previous.keys().cloned().collect();
         for event in gone {
-            self.match_one(&event, Some(Vec::new())).await?;
+            self.match_one(&event, Some(Vec::new()), Some(Vec::new()))
+                .await?;
         }
         let run = self.stamp.run;
         let written = vec![
             (state_file(run), self.state.finish().await?),
+            (
+                articles_file(&state_file(run)),
+                self.articles.finish().await?,
+            ),
             (Lineage::file_name(), self.lineage.finish().await?),
         ];
         let report = HistoryReport {
@@ -295,6 +365,7 @@ impl Writers {
     pub(super) async fn abort(&mut self) {
         self.lineage.abort().await;
         self.state.abort().await;
+        self.articles.abort().await;
     }
 }
 
@@ -313,7 +384,8 @@ impl Committed {
         let json = serde_json::to_vec_pretty(&self.head).expect("heads serialize");
         out.put(HEAD, json.into()).await?;
         for (name, _, _) in out.list_folder(STATE_DIR).await? {
-            if name.ends_with(".parquet") && name != self.head.state {
+            let kept = name == self.head.state || name == articles_file(&self.head.state);
+            if name.ends_with(".parquet") && !kept {
                 out.delete(&name).await?;
             }
         }
