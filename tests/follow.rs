@@ -224,7 +224,10 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
         arrived.iter().all(|&n| n <= 2) && arrived.iter().sum::<u32>() > 0,
         "{arrived:?}"
     );
-    for r in rows.iter().filter(|r| r.status == "new" || r.status == "found") {
+    for r in rows
+        .iter()
+        .filter(|r| r.status == "new" || r.status == "found")
+    {
         assert_eq!(r.status == "new", r.new_articles > Some(0), "{r:?}");
     }
     // The tables a user reads carry the same stable ids as lineage.parquet (issue 46 item 4),
@@ -277,7 +280,10 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
             .collect::<Vec<_>>()
     };
     let before = marks("run3.html");
-    assert!(!before.is_empty(), "run 3 marks nothing: the check shows nothing");
+    assert!(
+        !before.is_empty(),
+        "run 3 marks nothing: the check shows nothing"
+    );
     ok(run_at(&corpus, &out, "2024-05-04", &[], &[]));
     assert!(lineage(&out).iter().all(|r| r.status == "continued"));
     assert_eq!(marks("run4.html"), before);
