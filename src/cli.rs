@@ -399,6 +399,10 @@ pub struct ImportArgs {
     /// milliseconds (default `published`).
     #[arg(long, requires = "articles")]
     pub published_column: Option<String>,
+    /// How to read publication times in another form: a strftime format (chrono's), e.g.
+    /// `%d/%m/%Y %H:%M` or `%B %d, %Y`; tried before the default forms.
+    #[arg(long, requires = "articles")]
+    pub date_format: Option<String>,
     /// Column of the title (default `title`).
     #[arg(long, requires = "articles")]
     pub title_column: Option<String>,
@@ -446,6 +450,9 @@ impl ImportArgs {
         }
         if let Some(e) = self.on_error {
             config.on_error = e;
+        }
+        if let Some(f) = &self.date_format {
+            config.date_format = Some(f.clone());
         }
         if let Some(t) = self.target_chars {
             config.segment.target_chars = t;

@@ -437,6 +437,55 @@ fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row()
         "{err}"
     );
     assert!(!err.contains("56157"), "{err}");
+    // Any other form with --date-format (strftime): European day-first dates with a time, and
+    // a written-out month; a row in neither form names the format and the flag.
+    std::fs::write(
+        &input,
+        format!(
+            "key_event,id,published,text\n\
+             flood,1,02/09/2024 15:45,{body} One.\n\
+             flood,2,2024-09-02,{body} Two.\n"
+        ),
+    )
+    .unwrap();
+    let result = import(&input, &dir.path().join("eu-refused"), &[]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        !result.status.success()
+            && err.contains("02/09/2024 15:45")
+            && err.contains("--date-format"),
+        "{err}"
+    );
+    let segs = import_ok(
+        &input,
+        &dir.path().join("eu"),
+        &["--date-format", "%d/%m/%Y %H:%M"],
+    );
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    assert!(segs.iter().all(|s| s.doc_date == Some(19968)), "{segs:?}");
+    std::fs::write(
+        &input,
+        format!("key_event,id,published,text\nflood,1,\"September 2, 2024\",{body}\nflood,2,yesterday,{body} Two.\n"),
+    )
+    .unwrap();
+    let result = import(
+        &input,
+        &dir.path().join("words"),
+        &["--date-format", "%B %d, %Y"],
+    );
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        !result.status.success()
+            && err.contains("`yesterday` is not a date (expected `%B %d, %Y` (--date-format), or"),
+        "{err}"
+    );
+    let segs = import_ok(
+        &input,
+        &dir.path().join("words-skip"),
+        &["--date-format", "%B %d, %Y", "--on-error", "skip"],
+    );
+    assert_eq!(segs.len(), 1);
+    assert_eq!(segs[0].doc_date, Some(19968));
 }
 
 /// Control characters of a scraped feed never reach the terminal (issue 47 item 8): in a key

@@ -583,7 +583,9 @@ fn llm_titles_are_shown_escaped() {
     let (_, body) = &sections(&html)[&episodes[0].key_event];
     let heading = format!(
         "<h3>{} · Officials &lt;i&gt;evacuate&lt;/i&gt; the town &amp; shelter</h3>",
-        episodes[0].episode_id
+        episodes[0]
+            .stable_id
+            .map_or_else(|| episodes[0].episode_id.to_string(), |s| format!("#{s}"))
     );
     assert!(body.contains(&heading), "{body}");
     assert!(html.contains("titles by openai small &lt;model&gt;"));

@@ -333,6 +333,7 @@ def import_articles(
     target_chars: int | None = None,
     append: bool = False,
     progress: Progress = True,
+    date_format: str | None = None,
 ) -> Corpus:
     """``epimine import --articles``: articles (one row an article: key event, id or URL,
     publication time, title, text) cut into segments, written as the corpus ``out``.
@@ -347,6 +348,8 @@ def import_articles(
     (the arguments win). ``on_error="fail"`` (the default) writes nothing when a row is bad
     and raises :class:`InputError` listing them; ``"skip"`` writes the good rows and the bad
     ones to ``rejected``. ``target_chars``: the length long paragraphs are cut to (360).
+    ``date_format``: a strftime format (chrono's, e.g. ``"%d/%m/%Y %H:%M"``) for publication
+    times in another form than ISO 8601 / RFC 3339, RFC 2822 or Unix seconds / milliseconds.
     ``append=True`` adds the articles to the corpus already in ``out`` (``import --articles
     … --append``): those whose id its key event holds are left out, the rest written as one
     more segments file; the segments already there never change, so a re-run keeps their
@@ -378,6 +381,7 @@ def import_articles(
             target_chars=target_chars,
             append=append,
             progress=callback,
+            date_format=date_format,
             **arguments,
         )
     corpus = Corpus(out, json.loads(summary))

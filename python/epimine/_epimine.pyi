@@ -36,6 +36,7 @@ def import_articles(
     target_chars: int | None = None,
     append: bool = False,
     progress: Progress = None,
+    date_format: str | None = None,
 ) -> str: ...
 def import_dataset(dataset_dir: str, out: str, *, progress: Progress = None) -> str: ...
 def run(

@@ -43,7 +43,8 @@ fn in_out<T>(out: &str, work: impl FnOnce() -> Result<T, Failure>) -> Result<T, 
 #[pyo3(signature = (
     out, *, articles=None, table=None, table_name=None, job=None, key_event_column=None,
     id_column=None, published_column=None, title_column=None, text_column=None,
-    theme_column=None, on_error=None, target_chars=None, append=false, progress=None
+    theme_column=None, on_error=None, target_chars=None, append=false, progress=None,
+    date_format=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn import_articles(
@@ -63,6 +64,7 @@ pub(crate) fn import_articles(
     target_chars: Option<usize>,
     append: bool,
     progress: Option<Py<PyAny>>,
+    date_format: Option<String>,
 ) -> PyResult<String> {
     let on_error = match on_error.as_deref() {
         None => None,
@@ -84,6 +86,7 @@ pub(crate) fn import_articles(
         key_event_column,
         id_column,
         published_column,
+        date_format,
         title_column,
         text_column,
         theme_column,

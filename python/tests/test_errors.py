@@ -103,3 +103,17 @@ def test_storage_and_llm_errors(synth_corpus, run_args, tmp_path, monkeypatch):
             "llm.backend": "openai", "llm.model": "m", "llm.api_key_env": "EPIMINE_TEST_NO_KEY",
         }, **run_args)
     assert not os.path.exists(tmp_path / "llm")
+
+
+def test_dates_in_another_form_need_date_format(articles, tmp_path):
+    # Day-first dates with a time: refused by default (naming the setting), read with
+    # date_format.
+    n = len(articles)
+    eu = articles.set_column(2, "published", pa.array(["02/09/2024 15:45"] * n, pa.string()))
+    with pytest.raises(epimine.InputError, match=r"02/09/2024 15:45.*--date-format"):
+        epimine.import_articles(eu, tmp_path / "refused", progress=False)
+    assert not (tmp_path / "refused").exists()
+    corpus = epimine.import_articles(eu, tmp_path / "c", date_format="%d/%m/%Y %H:%M",
+                                     progress=False)
+    days = set(corpus.segments.to_arrow().column("doc_date").to_pylist())
+    assert [str(d) for d in days] == ["2024-09-02"], days

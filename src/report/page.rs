@@ -299,10 +299,14 @@ fn episode_item(
     let ep = e.episode;
     let _ = writeln!(
         out,
-        "<li class=\"episode\" id=\"ev-{i}-e{id}\" data-episode-id=\"{id}\"><h3>{id} · {}{}</h3>",
+        "<li class=\"episode\" id=\"ev-{i}-e{id}\" data-episode-id=\"{id}\"><h3>{shown} · {}{}</h3>",
         escape(&episode_heading(ep)),
         change_mark(e),
         id = ep.episode_id,
+        // Its id across runs where it has one (the same number every day), else this run's.
+        shown = ep
+            .stable_id
+            .map_or_else(|| ep.episode_id.to_string(), |s| format!("#{s}")),
     );
     if ep.source == "llm" && !ep.keywords.is_empty() {
         let _ = writeln!(

@@ -41,6 +41,20 @@ pub const TIME_FORMS: &str = "ISO 8601 / RFC 3339 (2021-01-06, 2021-01-06T14:30:
     2021-01-06T14:30:00+02:00), YYYY-MM-DD HH:MM[:SS], RFC 2822 as RSS writes it \
     (Wed, 06 Jan 2021 14:30:00 GMT), or Unix seconds or milliseconds";
 
+/// Seconds since 1970-01-01 UTC of `text` read with the strftime `format` (chrono's): with an
+/// offset (`%z`, `%:z`) as given, else as UTC; a format with no time reads midnight.
+pub fn parse_time_with(text: &str, format: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_str(t, format) {
+        return Some(dt.timestamp());
+    }
+    if let Ok(dt) = chrono::NaiveDateTime::parse_from_str(t, format) {
+        return Some(dt.and_utc().timestamp());
+    }
+    let date = chrono::NaiveDate::parse_from_str(t, format).ok()?;
+    Some(date.and_hms_opt(0, 0, 0)?.and_utc().timestamp())
+}
+
 /// Seconds since 1970-01-01 UTC of an ISO 8601 / RFC 3339 date or date-time (with or without an
 /// offset, `T` or a space, seconds optional), an RFC 2822 date-time (RSS's `pubDate`), or Unix
 /// seconds or milliseconds written as digits ([`unix_seconds`]).
@@ -107,6 +121,7 @@ pub(super) fn check_row(
     file_idx: usize,
     row: usize,
     cells: &RawRow,
+    date_format: Option<&str>,
 ) -> Result<Article, (Option<&'static str>, String)> {
     let text_of = |k: usize,
                    required: bool|
@@ -161,15 +176,24 @@ pub(super) fn check_row(
     let published = match &cells[2] {
         Cell::Null => None,
         Cell::Str(s) if s.trim().is_empty() => None,
-        Cell::Str(s) => Some(parse_time(s).ok_or_else(|| {
-            (
-                Some("published"),
-                format!(
-                    "`{}` is not a date (expected {TIME_FORMS})",
-                    s.escape_debug()
-                ),
-            )
-        })?),
+        Cell::Str(s) => Some(
+            date_format
+                .and_then(|f| parse_time_with(s, f))
+                .or_else(|| parse_time(s))
+                .ok_or_else(|| {
+                    let given = date_format
+                        .map(|f| format!("`{}` (--date-format), or ", f.escape_debug()))
+                        .unwrap_or_default();
+                    (
+                        Some("published"),
+                        format!(
+                            "`{}` is not a date (expected {given}{TIME_FORMS}; \
+                             --date-format reads other forms)",
+                            s.escape_debug()
+                        ),
+                    )
+                })?,
+        ),
         Cell::Int(i) => Some(unix_seconds(*i)),
         Cell::Time(i) => Some(*i),
         Cell::BadUtf8 => return Err((Some("published"), "invalid UTF-8".into())),

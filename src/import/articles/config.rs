@@ -55,6 +55,10 @@ pub struct ImportConfig {
     pub columns: Columns,
     /// Bad rows: `fail` (default) or `skip`.
     pub on_error: OnError,
+    /// A strftime format (chrono's: `%d/%m/%Y %H:%M`, `%B %d, %Y`) for publication times in
+    /// none of the forms read by default; tried first, then those forms. A format with no time
+    /// reads midnight; one with no offset (`%z`) reads UTC.
+    pub date_format: Option<String>,
     /// How articles are cut into segments.
     pub segment: SegmentConfig,
 }

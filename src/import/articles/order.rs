@@ -77,7 +77,7 @@ impl Collected {
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
         let (bad, file_columns) = read(&mut |row, cells| {
             *rows += 1;
-            match check_row(file_idx, row, &cells) {
+            match check_row(file_idx, row, &cells, config.date_format.as_deref()) {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
                     Some(list) => list.push(a),
                     None => {
