@@ -597,7 +597,9 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
 
     // The same two runs, the second killed: at each table of the assembly (the state file, then
     // lineage.parquet), and after run.json before the history's head.
-    for fault in ["assembly:7", "assembly:8", "history"] {
+    // The assembly's writes, counted: the seven tables, then the history's state, its
+    // articles and lineage.parquet (stopped after the state, and after lineage.parquet).
+    for fault in ["assembly:8", "assembly:10", "history"] {
         let out = dir.path().join(format!("out-{}", fault.replace(':', "-")));
         // Run 1 on the same first corpus (synth gives the same bytes), then the same change.
         let original = corpus_with_ids(
@@ -655,10 +657,14 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
         let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
         let n = if fault == "history" { 3 } else { 2 };
         assert!(head.contains(&format!("\"run\": {n}")), "{fault}: {head}");
-        // Only the head's ids are kept.
+        // Only the head's ids (and its articles) are kept.
         assert_eq!(
             files_in(&out.join("_identity")),
-            [format!("{n:06}.parquet"), "head.json".to_string()]
+            [
+                format!("{n:06}.articles.parquet"),
+                format!("{n:06}.parquet"),
+                "head.json".to_string()
+            ]
         );
     }
 }

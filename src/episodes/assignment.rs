@@ -212,6 +212,45 @@ impl Selection {
     }
 }
 
+/// `episodes.carry`: a dropped candidate that continues a previous run's episode (the segments
+/// they share are at least [`crate::lineage::MIN_SHARE`] of the previous episode's segments
+/// still in the event, or of the candidate's) and has `min_segments` is kept again.
+fn carry(
+    kept: &mut [bool],
+    dropped: &mut [Option<Dropped>],
+    members: &[Vec<(f64, usize)>],
+    carried: &[Vec<usize>],
+    params: &EpisodeParams,
+) {
+    if carried.is_empty() {
+        return;
+    }
+    let previous: Vec<std::collections::HashSet<usize>> = carried
+        .iter()
+        .map(|p| p.iter().copied().collect())
+        .collect();
+    for (e, m) in members.iter().enumerate() {
+        if kept[e] || m.len() < params.min_segments || dropped[e] == Some(Dropped::MinSegments) {
+            continue;
+        }
+        let continues = previous.iter().any(|p| {
+            let shared = m.iter().filter(|(_, s)| p.contains(s)).count() as f64;
+            shared > 0.0
+                && (shared >= crate::lineage::MIN_SHARE * p.len() as f64
+                    || shared >= crate::lineage::MIN_SHARE * m.len() as f64)
+        });
+        if continues {
+            tracing::debug!(
+                "candidate {e} ({} segments) continues a previous episode: kept (was dropped by {})",
+                m.len(),
+                dropped[e].map_or("-", Dropped::name)
+            );
+            kept[e] = true;
+            dropped[e] = None;
+        }
+    }
+}
+
 /// Marks as dropped by `why` the entries that `kept` no longer holds.
 fn mark(dropped: &mut [Option<Dropped>], kept: &[bool], why: Dropped) {
     for (d, &k) in dropped.iter_mut().zip(kept) {
@@ -338,6 +377,9 @@ pub fn select_episodes(
             kept[e] = false;
         }
         mark(&mut dropped, &kept, Dropped::Cap);
+    }
+    if params.carry {
+        carry(&mut kept, &mut dropped, &members, input.carried, params);
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
         tracing::debug!(

@@ -48,6 +48,9 @@ pub struct EventInput<'a> {
     pub word_vectors: &'a HashMap<String, Vec<f32>>,
     /// Sentence embedding of every segment, aligned with `segments`.
     pub embeddings: &'a [Vec<f32>],
+    /// The previous run's episodes of this event (following an `--out`), each as the indices
+    /// of this run's segments it held (`episodes.carry`); empty on a first run.
+    pub carried: &'a [Vec<usize>],
 }
 
 /// Counts of one event's stages, for `run.json`.

@@ -85,6 +85,7 @@ mod tests {
             pairs: Vec::new(),
             word_vectors: vectors,
             embeddings,
+            carried: &[],
         }
     }
 
@@ -142,6 +143,58 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn an_episode_of_the_previous_run_is_carried_past_the_rules() {
+        // The cap of 2 drops the 12 segments along z (indices 50..62); carried on from a
+        // previous run that held them, they stay; a previous episode that the kept ones
+        // continue changes nothing; with `carry` off, or nothing carried, the cap holds.
+        let (embeddings, specs) = size_rule_event();
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let sizes = |carried: &[Vec<usize>], carry: bool| {
+            let input = EventInput {
+                carried,
+                ..input_of(&segments, &vectors, &embeddings)
+            };
+            let params = EpisodeParams {
+                confidence: ConfidenceRule::All,
+                cohesion: select::CohesionRule::All,
+                max_episodes: 2,
+                carry,
+                ..EpisodeParams::default()
+            };
+            let (episodes, _) = assign(&input, "e", &specs, &params, 0, &Steps::quiet());
+            episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>()
+        };
+        let z: Vec<usize> = (50..62).collect();
+        assert_eq!(sizes(&[], true), vec![30, 20]);
+        assert_eq!(sizes(&[z.clone()], true), vec![30, 20, 12]);
+        assert_eq!(sizes(&[z.clone()], false), vec![30, 20]);
+        assert_eq!(sizes(&[(0..10).collect()], true), vec![30, 20]);
+        // Four of the twelve still there (a third of them): linked as lineage links, carried.
+        assert_eq!(sizes(&[z[..4].to_vec()], true), vec![30, 20, 12]);
+        // The diagonal (2 segments, dropped by the size rule before the cap): carried too,
+        // unless under min_segments.
+        assert_eq!(sizes(&[vec![62, 63]], true), vec![30, 20, 2]);
+        let strict = |carried: &[Vec<usize>]| {
+            let input = EventInput {
+                carried,
+                ..input_of(&segments, &vectors, &embeddings)
+            };
+            let params = EpisodeParams {
+                confidence: ConfidenceRule::All,
+                cohesion: select::CohesionRule::All,
+                max_episodes: 2,
+                min_segments: 3,
+                ..EpisodeParams::default()
+            };
+            assign(&input, "e", &specs, &params, 0, &Steps::quiet())
+                .0
+                .len()
+        };
+        assert_eq!(strict(&[vec![62, 63]]), 2);
     }
 
     #[test]

@@ -94,6 +94,12 @@ pub struct EpisodeParams {
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
     /// of their distances and classifies again ([`super::join`]).
     pub join: super::join::JoinRule,
+    /// Following an `--out` (issue 45): a candidate episode that continues one of the previous
+    /// run's episodes (it holds at least `lineage::MIN_SHARE` of that episode's segments still
+    /// in the event, or they are that share of its own) is kept whatever the relative rules
+    /// (cohesion, size, core, the cap) say, so that an episode found yesterday whose articles
+    /// are still there does not end today. No effect on a first run.
+    pub carry: bool,
 }
 
 /// Segments of an episode's top that `core` and `split` look at (the evaluation's k).
@@ -149,6 +155,7 @@ impl Default for EpisodeParams {
             max_ranked: DEFAULT_MAX_RANKED,
             cover: false,
             join: super::join::JoinRule::None,
+            carry: true,
         }
     }
 }

@@ -41,7 +41,11 @@ pub(super) fn compute_event(
         report.outputs.pairs = set.pairs;
         return;
     }
-    match prepare_event(job, segs, terms, encoded, steps) {
+    let previous = shared
+        .carried
+        .get(&report.status.key_event)
+        .map_or(&[][..], Vec::as_slice);
+    match prepare_event(job, segs, terms, encoded, steps, previous) {
         Ok((p, set)) => {
             report.outputs.terms = set.rows;
             report.outputs.pairs = set.pairs;
@@ -141,12 +145,14 @@ pub(super) fn term_set(
 pub(super) type PrepareResult = Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
 
 /// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
+/// `previous`: the previous run's episodes of the event as segment keys (`episodes.carry`).
 pub(super) fn prepare_event(
     job: &Job,
     segs: Vec<Segment>,
     rows: Vec<Term>,
     (embeddings, vectors): Encoded,
     steps: &Steps,
+    previous: &[Vec<u64>],
 ) -> PrepareResult {
     let set = term_set(job, &segs, &rows, &vectors, steps);
     let input = EventInput {
@@ -159,10 +165,16 @@ pub(super) fn prepare_event(
             .collect(),
         word_vectors: &vectors,
         embeddings: &embeddings,
+        carried: &[],
     };
     match episodes::prepare(&input, &job.episodes, steps) {
         Ok(prepared) => Ok((
             Pending {
+                carried: if job.episodes.carry {
+                    super::pending::carried(&segs, previous)
+                } else {
+                    Vec::new()
+                },
                 segments: segs,
                 embeddings,
                 prepared,

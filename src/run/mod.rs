@@ -285,12 +285,14 @@ fn statistics(
 /// The statistics dataflow, then the per-event stages on the workers owning the events
 /// (`terms_only`: just expansion and synonym groups; `out`: where checkpoints are read and
 /// written). `None` outside process 0.
+#[allow(clippy::too_many_arguments)]
 fn distributed(
     job: &Job,
     inputs: Inputs,
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
+    carried: BTreeMap<String, Vec<Vec<u64>>>,
     cluster: &Cluster,
     interrupt: &Interrupt,
 ) -> Result<Option<Distributed>, RunError> {
@@ -342,6 +344,7 @@ fn distributed(
         progress: stage_progress::Progress::new(cluster),
         pool,
         interrupt: interrupt.clone(),
+        carried,
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::cluster::execute_with_side_lines(
@@ -417,12 +420,19 @@ pub fn run_interruptible(
         out.display(),
         runtime.block_on(out.exists(commit::MANIFEST))?,
     );
+    // Every process: the previous run's episodes its events may carry on (`episodes.carry`).
+    let carried = if job.episodes.carry {
+        runtime.block_on(history::carried(&out))?
+    } else {
+        BTreeMap::new()
+    };
     let Some(done) = distributed(
         job,
         inputs,
         false,
         Some(out.clone()),
         options.fresh,
+        carried,
         &cluster,
         interrupt,
     )?
@@ -531,7 +541,16 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .with_job(runtime.block_on(identity::job_fingerprint("stats", job, false)));
     cluster.preflight()?;
     let inputs = prepare(job, &runtime, true, &cluster)?;
-    let Some(done) = distributed(job, inputs, true, None, false, &cluster, &Interrupt::new())?
+    let Some(done) = distributed(
+        job,
+        inputs,
+        true,
+        None,
+        false,
+        BTreeMap::new(),
+        &cluster,
+        &Interrupt::new(),
+    )?
     else {
         return Ok(None);
     };

@@ -10,6 +10,9 @@ pub(super) struct Pending {
     pub(super) segments: Vec<Segment>,
     pub(super) embeddings: Vec<Vec<f32>>,
     pub(super) prepared: episodes::Prepared,
+    /// The previous run's episodes of the event as indices into `segments`
+    /// ([`EventInput::carried`]).
+    pub(super) carried: Vec<Vec<usize>>,
 }
 
 /// Classification needs no word vectors.
@@ -34,8 +37,32 @@ impl Pending {
             pairs: Vec::new(),
             word_vectors: &NO_VECTORS,
             embeddings: &self.embeddings,
+            carried: &self.carried,
         }
     }
+}
+
+/// The previous run's episodes of an event (each as its segments' stable keys,
+/// `crate::lineage::segment_keys`) as indices into this run's `segments`; episodes none of whose
+/// segments are still there left out.
+pub(super) fn carried(segments: &[Segment], previous: &[Vec<u64>]) -> Vec<Vec<usize>> {
+    if previous.is_empty() {
+        return Vec::new();
+    }
+    let at: HashMap<u64, usize> = crate::lineage::segment_keys(segments)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, _))| (key, i))
+        .collect();
+    previous
+        .iter()
+        .map(|keys| {
+            keys.iter()
+                .filter_map(|k| at.get(k).copied())
+                .collect::<Vec<_>>()
+        })
+        .filter(|held: &Vec<usize>| !held.is_empty())
+        .collect()
 }
 
 pub(super) fn normalise(text: &str) -> String {

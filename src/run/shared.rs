@@ -43,6 +43,9 @@ pub(super) struct Shared {
     pub(super) pool: rayon::ThreadPool,
     /// Raised to stop the run ([`super::interrupt::Interrupt`]).
     pub(super) interrupt: super::interrupt::Interrupt,
+    /// The previous committed run's episodes of each event (trial 0, as their segments'
+    /// stable keys), for `episodes.carry`; empty on a first run.
+    pub(super) carried: BTreeMap<String, Vec<Vec<u64>>>,
 }
 
 impl Shared {

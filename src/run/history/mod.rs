@@ -177,6 +177,42 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
     })
 }
 
+/// The last committed run's live episodes of trial 0, by event, each as its segments' stable
+/// keys (`episodes.carry`): read only (a commit stopped before its head counts as committed, as
+/// [`previous`] finishes it); empty without a history. Every process reads it.
+pub(super) async fn carried(out: &Location) -> Result<BTreeMap<String, Vec<Vec<u64>>>, RunError> {
+    let head: Option<Head> = if out.exists(HEAD).await? {
+        serde_json::from_slice(&out.get(HEAD).await?).ok()
+    } else {
+        None
+    };
+    let state = match unfinished_commit(out, head.as_ref()).await? {
+        Some(run) => state_file(run.run),
+        None => match head {
+            Some(h) => h.state,
+            None => return Ok(BTreeMap::new()),
+        },
+    };
+    let unreadable = |reason: String| RunError::Out {
+        location: out.display_child(&state),
+        reason: format!("the previous run's episodes ({reason})"),
+    };
+    let batches = out
+        .read_parquet(&state, &EpisodeState::schema())
+        .await
+        .map_err(|e| unreadable(e.to_string()))?;
+    let mut by_event: BTreeMap<String, Vec<Vec<u64>>> = BTreeMap::new();
+    for r in EpisodeState::from_batches(&batches).map_err(|e| unreadable(e.to_string()))? {
+        if r.trial == 0 && r.live() && !r.segment_keys.is_empty() {
+            by_event
+                .entry(r.key_event)
+                .or_default()
+                .push(r.segment_keys);
+        }
+    }
+    Ok(by_event)
+}
+
 /// The run of the committed `run.json` in `out` when it is the one after `head` and its state
 /// file is there: a commit stopped between `run.json` and the head.
 async fn unfinished_commit(
