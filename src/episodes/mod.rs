@@ -170,8 +170,8 @@ mod tests {
         };
         let z: Vec<usize> = (50..62).collect();
         assert_eq!(sizes(&[], true), vec![30, 20]);
-        assert_eq!(sizes(&[z.clone()], true), vec![30, 20, 12]);
-        assert_eq!(sizes(&[z.clone()], false), vec![30, 20]);
+        assert_eq!(sizes(std::slice::from_ref(&z), true), vec![30, 20, 12]);
+        assert_eq!(sizes(std::slice::from_ref(&z), false), vec![30, 20]);
         assert_eq!(sizes(&[(0..10).collect()], true), vec![30, 20]);
         // Four of the twelve still there (a third of them): linked as lineage links, carried.
         assert_eq!(sizes(&[z[..4].to_vec()], true), vec![30, 20, 12]);
