@@ -18,7 +18,7 @@ prints, per cut and over all:
 
 Usage: scripts/replay_follow.py --bin target/release/epimine --dataset ../shared/data/epimine \
     --background bg.parquet --model all-MiniLM-L6-v2 --work /tmp/replay [--cuts 0.5,0.75,1.0] \
-    [--events a,b,…] [--workers 2]
+    [--events a,b,…] [--workers 2] [--set episodes.carry=false]…
 Needs pyarrow (run it with a Python that has it: python3 -m venv v && v/bin/pip install pyarrow).
 Each cut costs two runs (follow and fresh): on 2 cores the whole development set with
 all-MiniLM-L6-v2 takes about an hour for four cuts.
@@ -102,6 +102,8 @@ def main():
     ap.add_argument("--cuts", default="0.4,0.6,0.8,1.0")
     ap.add_argument("--workers", default="2")
     ap.add_argument("--events", default="", help="comma-separated key events (default all)")
+    ap.add_argument("--set", action="append", default=[], dest="settings",
+                    help="a job setting for every run (epimine run --set), e.g. episodes.carry=false")
     a = ap.parse_args()
     cuts = [float(c) for c in a.cuts.split(",")]
     shutil.rmtree(a.work, ignore_errors=True)
@@ -159,7 +161,7 @@ def main():
         corpus = os.path.join(a.work, f"cut{ci}-corpus")
         run([a.bin, "import", cut_dir, "--out", corpus], os.path.join(a.work, f"import{ci}.log"))
         common = ["--corpus", corpus, "--background", a.background, "--model", a.model,
-                  "-w", a.workers]
+                  "-w", a.workers] + [x for kv in a.settings for x in ("--set", kv)]
         t_follow = run([a.bin, "run", *common, "--out", follow],
                        os.path.join(a.work, f"follow{ci}.log"))
         shutil.copy(os.path.join(follow, "lineage.parquet"),

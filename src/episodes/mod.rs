@@ -188,6 +188,7 @@ mod tests {
                 cohesion: select::CohesionRule::All,
                 max_episodes: 2,
                 min_segments: 3,
+                carry: true,
                 ..EpisodeParams::default()
             };
             assign(&input, "e", &specs, &params, 0, &Steps::quiet())
