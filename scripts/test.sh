@@ -79,4 +79,24 @@ echo "   Python package built and tested in $(( $(date +%s) - python_start )) s"
 # at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small.
 echo "== cargo build --features cuda"
 CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins
+# Where there is no GPU (no libcuda, or no device) the CUDA build says so in one line and exits 1
+# (issue 48 item 4: it used to panic in a worker thread and end with a segmentation fault);
+# where there is one, it encodes.
+echo "== the CUDA build without a GPU: one clear line, exit 1 (or, with a GPU, it encodes)"
+cuda_check=target/cuda/gpu-check
+mkdir -p "$cuda_check"
+printf 'a flood\nthe river rose\n' >"$cuda_check/in.txt"
+set +e
+cuda_err=$(target/cuda/debug/epimine encode --input "$cuda_check/in.txt" --out "$cuda_check/out.parquet" 2>&1 >/dev/null)
+cuda_rc=$?
+set -e
+if [ "$cuda_rc" = 0 ]; then
+  echo "   a GPU is here: encoded"
+elif [ "$cuda_rc" = 1 ] && [ "$(printf '%s\n' "$cuda_err" | grep -c .)" = 1 ] \
+    && printf '%s' "$cuda_err" | grep -q "CUDA build of epimine and it cannot use a GPU here"; then
+  echo "   $cuda_err"
+else
+  echo "scripts/test.sh: the CUDA build without a GPU exited $cuda_rc with: $cuda_err" >&2
+  exit 1
+fi
 echo "== tests done in $(( $(date +%s) - start )) s; target/ holds $(du -sh target | cut -f1)"

@@ -187,6 +187,7 @@ where
     let out = Location::parse(out, true)?;
     let source = baseline.source;
     let model_dir = runtime.block_on(resolve_model(model))?;
+    encoder::check_device().map_err(encoder::EncoderError::NoGpu)?;
     let encoder = Encoder::<DefaultBackend>::load(&model_dir, &encoder::default_device())?;
     let mut k_of: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &gold {

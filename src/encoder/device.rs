@@ -9,6 +9,72 @@ pub type DefaultBackend = burn::backend::Flex;
 #[cfg(feature = "cuda")]
 pub type DefaultBackend = burn::backend::Cuda;
 
+/// Whether the encoders can run here: always on the CPU build; on the CUDA build, whether the
+/// NVIDIA driver library (`libcuda.so.1`) loads, initialises and sees at least one device.
+/// Asked before any work, so that a CUDA build on a machine without a GPU ends with one line
+/// naming the cause and the CPU build as the alternative, instead of cudarc's panic in a worker
+/// thread (issue 48 item 4).
+pub fn check_device() -> Result<(), String> {
+    #[cfg(feature = "cuda")]
+    {
+        cuda_device_count().and_then(|n| {
+            if n > 0 {
+                Ok(())
+            } else {
+                Err(no_gpu("the NVIDIA driver sees no CUDA device".into()))
+            }
+        })
+    }
+    #[cfg(not(feature = "cuda"))]
+    Ok(())
+}
+
+/// The message for a CUDA build that cannot run here.
+#[cfg(feature = "cuda")]
+fn no_gpu(cause: String) -> String {
+    format!(
+        "this is the CUDA build of epimine and it cannot use a GPU here: {cause}; run it on a \
+         machine with an NVIDIA GPU and driver, or use the CPU build (`cargo build --release` \
+         without `--features cuda`)"
+    )
+}
+
+/// The number of CUDA devices the driver reports (`cuInit`, `cuDeviceGetCount`).
+#[cfg(feature = "cuda")]
+#[allow(unsafe_code)]
+fn cuda_device_count() -> Result<i32, String> {
+    // SAFETY: loading the driver library runs its initialisers, as cudarc's own loading does;
+    // the two symbols have the signatures of the CUDA driver API (CUresult = c_int).
+    unsafe {
+        let lib = ["libcuda.so.1", "libcuda.so"]
+            .iter()
+            .find_map(|name| libloading::Library::new(name).ok())
+            .ok_or_else(|| no_gpu("no NVIDIA driver library (libcuda.so.1) was found".into()))?;
+        let init: libloading::Symbol<unsafe extern "C" fn(u32) -> i32> = lib
+            .get(b"cuInit\0")
+            .map_err(|e| no_gpu(format!("libcuda has no cuInit ({e})")))?;
+        let code = init(0);
+        if code != 0 {
+            return Err(no_gpu(format!(
+                "the NVIDIA driver did not initialise (cuInit error {code})"
+            )));
+        }
+        let count: libloading::Symbol<unsafe extern "C" fn(*mut i32) -> i32> = lib
+            .get(b"cuDeviceGetCount\0")
+            .map_err(|e| no_gpu(format!("libcuda has no cuDeviceGetCount ({e})")))?;
+        let mut n = 0i32;
+        let code = count(&mut n);
+        if code != 0 {
+            return Err(no_gpu(format!(
+                "the NVIDIA driver could not count its devices (error {code})"
+            )));
+        }
+        // The library stays loaded for cudarc, which loads it again by name.
+        std::mem::forget(lib);
+        Ok(n)
+    }
+}
+
 /// The default device of [`DefaultBackend`].
 pub fn default_device() -> burn::tensor::Device<DefaultBackend> {
     Default::default()

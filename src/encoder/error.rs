@@ -50,4 +50,7 @@ pub enum EncoderError {
     /// A parameter is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The CUDA build found no usable GPU (no driver library, or no device).
+    #[error("{0}")]
+    NoGpu(String),
 }

@@ -54,7 +54,9 @@ pub use options::{AutotuneLevel, EncoderOptions, Precision, DEFAULT_BATCH_SIZE};
 pub use shapes::ShapePolicy;
 pub use tokenize::TextTokenizer;
 
-pub use device::{default_concurrency, default_device, simd_path, tune_allocator, DefaultBackend};
+pub use device::{
+    check_device, default_concurrency, default_device, simd_path, tune_allocator, DefaultBackend,
+};
 pub use error::EncoderError;
 pub use front::{check_model, Encoder};
 pub use words::{Vectors, WordSum, WordVector, XCLASS_MAX_TOKENS};

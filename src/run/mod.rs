@@ -242,6 +242,8 @@ fn prepare(
         None
     };
     let (bg, models) = check_inputs(job, runtime)?;
+    // A CUDA build without a GPU stops here, before any work, with one line.
+    crate::encoder::check_device().map_err(crate::encoder::EncoderError::NoGpu)?;
     Ok(Inputs {
         bg,
         models,
