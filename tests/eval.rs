@@ -79,6 +79,7 @@ fn case(events: &[EventSpec]) -> Case {
                     trial: 0,
                     episode_id: e as u32,
                     stable_id: None,
+                    status: None,
                     doc_id,
                     seg_idx,
                     rank: i as u32,
@@ -236,6 +237,7 @@ fn unknown_segment_is_an_error_naming_the_row() {
         trial: 0,
         episode_id: 9,
         stable_id: None,
+        status: None,
         doc_id: 77,
         seg_idx: 0,
         rank: 0,
@@ -376,6 +378,7 @@ fn trials_are_scored_apart_and_averaged() {
             trial: 1,
             episode_id: 0,
             stable_id: None,
+            status: None,
             ..a.clone()
         })
         .collect();

@@ -237,26 +237,39 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     let assignments: Vec<epimine::tables::Assignment> = read(&out);
     let articles: Vec<epimine::tables::EpisodeArticle> = read(&out);
     assert!(!episodes.is_empty() && !assignments.is_empty() && !articles.is_empty());
-    for (key_event, episode_id, stable_id) in episodes
+    // And the episode's status in this run, as lineage.parquet has it.
+    let statuses: BTreeMap<(String, u32), String> = lineage(&out)
+        .into_iter()
+        .filter_map(|r| Some(((r.key_event, r.episode_id?), r.status)))
+        .collect();
+    for (key_event, episode_id, stable_id, status) in episodes
         .iter()
-        .map(|e| (&e.key_event, e.episode_id, e.stable_id))
+        .map(|e| (&e.key_event, e.episode_id, e.stable_id, &e.status))
         .chain(
             assignments
                 .iter()
-                .map(|a| (&a.key_event, a.episode_id, a.stable_id)),
+                .map(|a| (&a.key_event, a.episode_id, a.stable_id, &a.status)),
         )
         .chain(
             articles
                 .iter()
-                .map(|a| (&a.key_event, a.episode_id, a.stable_id)),
+                .map(|a| (&a.key_event, a.episode_id, a.stable_id, &a.status)),
         )
     {
+        let key = (key_event.clone(), episode_id);
+        assert_eq!(stable_id, Some(ids[&key]), "{key_event} {episode_id}");
         assert_eq!(
-            stable_id,
-            Some(ids[&(key_event.clone(), episode_id)]),
+            status.as_ref(),
+            Some(&statuses[&key]),
             "{key_event} {episode_id}"
         );
     }
+    assert!(
+        episodes
+            .iter()
+            .any(|e| e.status.as_deref() != Some("continued")),
+        "every episode continued: the status check shows little"
+    );
     assert!(
         episodes.iter().any(|e| e.stable_id != Some(e.episode_id)),
         "no id moved: the check shows nothing"

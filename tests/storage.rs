@@ -54,6 +54,7 @@ fn sample_episodes() -> Vec<Episode> {
             trial: 0,
             episode_id: 0,
             stable_id: None,
+            status: None,
             title: "Protesters storm the legislature".into(),
             title_fields: vec![],
             keywords: vec!["protesters".into(), "storm".into()],
@@ -70,6 +71,7 @@ fn sample_episodes() -> Vec<Episode> {
             trial: 2,
             episode_id: 1,
             stable_id: None,
+            status: None,
             title: "Protesters storm the legislature July 1 Hong Kong".into(),
             title_fields: [
                 "Protesters",
@@ -113,6 +115,7 @@ fn tables_round_trip_on_every_backend() {
             trial: 2,
             episode_id: 1,
             stable_id: None,
+            status: None,
             doc_id: 0,
             seg_idx: 0,
             rank: 0,

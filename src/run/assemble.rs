@@ -186,14 +186,18 @@ async fn assemble_tables(
             let ids = lineage
                 .event(&status.key_event, found, event_articles)
                 .await?;
+            let id = |trial: u32, episode_id: u32| match ids.get(&(trial, episode_id)) {
+                Some((stable, status)) => (Some(*stable), Some(status.clone())),
+                None => (None, None),
+            };
             for e in &mut o.episodes {
-                e.stable_id = ids.get(&(e.trial, e.episode_id)).copied();
+                (e.stable_id, e.status) = id(e.trial, e.episode_id);
             }
             for a in &mut o.assignments {
-                a.stable_id = ids.get(&(a.trial, a.episode_id)).copied();
+                (a.stable_id, a.status) = id(a.trial, a.episode_id);
             }
             for a in &mut o.episode_articles {
-                a.stable_id = ids.get(&(a.trial, a.episode_id)).copied();
+                (a.stable_id, a.status) = id(a.trial, a.episode_id);
             }
             episodes.push(o.episodes).await?;
             assignments.push(o.assignments).await?;

@@ -28,6 +28,9 @@ table! {
         /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
         /// the episode goes on from run to run); null in a baseline's output.
         pub stable_id: Option<u32> => U32Opt,
+        /// What became of it in this run (`lineage.parquet`'s `status`: `new`, `found`,
+        /// `continued`, `grown`, `shrunk`, `split`); null in a baseline's output.
+        pub status: Option<String> => Utf8Opt,
         /// A short title (LLM: its five fields joined by spaces).
         pub title: String => Utf8,
         /// LLM: [subject, action, object, time, location]; empty for `clusters`.
@@ -72,6 +75,9 @@ table! {
         /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
         /// the episode goes on from run to run); null in a baseline's output.
         pub stable_id: Option<u32> => U32Opt,
+        /// What became of it in this run (`lineage.parquet`'s `status`: `new`, `found`,
+        /// `continued`, `grown`, `shrunk`, `split`); null in a baseline's output.
+        pub status: Option<String> => Utf8Opt,
         /// The episode's title (as in `episodes`).
         pub episode_title: String => Utf8,
         /// 0 = the article holding the episode's top passage; then by the rank of each article's
@@ -150,6 +156,9 @@ table! {
         /// Its id across the runs of one `--out` (`lineage.parquet`'s `stable_id`: kept while
         /// the episode goes on from run to run); null in a baseline's output.
         pub stable_id: Option<u32> => U32Opt,
+        /// What became of it in this run (`lineage.parquet`'s `status`: `new`, `found`,
+        /// `continued`, `grown`, `shrunk`, `split`); null in a baseline's output.
+        pub status: Option<String> => Utf8Opt,
         /// Article index.
         pub doc_id: u32 => U32,
         /// Segment index inside the article.

@@ -230,6 +230,7 @@ mod tests {
             trial: 1,
             episode_id: 3,
             stable_id: None,
+            status: None,
             title: "t".into(),
             title_fields: vec![],
             keywords: keywords.into_iter().map(Into::into).collect(),

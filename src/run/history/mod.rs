@@ -283,13 +283,13 @@ impl Writers {
     /// Matches one event (`found`: its episodes, `None` when it failed; `articles`: the keys of
     /// its articles in this run, `None` when it failed) and writes its rows, after those of
     /// every earlier event the previous run had and this one has not. Returns this event's
-    /// stable ids: (trial, episode_id) → stable_id.
+    /// stable ids and statuses: (trial, episode_id) → (stable_id, status).
     pub(super) async fn event(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
         articles: Option<Vec<u64>>,
-    ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
+    ) -> Result<BTreeMap<(u32, u32), (u32, String)>, StorageError> {
         let gone: Vec<String> = self
             .previous
             .keys()
@@ -308,7 +308,7 @@ impl Writers {
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
         articles: Option<Vec<u64>>,
-    ) -> Result<BTreeMap<(u32, u32), u32>, StorageError> {
+    ) -> Result<BTreeMap<(u32, u32), (u32, String)>, StorageError> {
         let known = self.previous.remove(key_event).unwrap_or_default();
         let before = self
             .previous_articles
@@ -341,7 +341,7 @@ impl Writers {
         for r in &m.lineage {
             *self.statuses.entry(r.status.clone()).or_default() += 1;
             if let Some(episode_id) = r.episode_id {
-                ids.insert((r.trial, episode_id), r.stable_id);
+                ids.insert((r.trial, episode_id), (r.stable_id, r.status.clone()));
             }
             if r.trial == 0 && matches!(r.status.as_str(), "ended" | "merged") {
                 self.ended.push(EndedEpisode {
