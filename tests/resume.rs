@@ -84,15 +84,12 @@ fn assert_same_tables(a: &Path, b: &Path, what: &str) {
         // in a fresh one, `continued` after): the rows must match but for that column.
         let rows = |dir: &Path| -> Vec<String> {
             let loc = Location::parse(s(dir), false).unwrap();
-            let debug = |v: Vec<String>| v;
             match f {
-                "episodes.parquet" => debug(
-                    block_on(loc.read_table::<epimine::tables::Episode>())
-                        .unwrap()
-                        .into_iter()
-                        .map(|r| format!("{:?}", epimine::tables::Episode { status: None, ..r }))
-                        .collect(),
-                ),
+                "episodes.parquet" => block_on(loc.read_table::<epimine::tables::Episode>())
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| format!("{:?}", epimine::tables::Episode { status: None, ..r }))
+                    .collect(),
                 "assignments.parquet" => block_on(loc.read_table::<epimine::tables::Assignment>())
                     .unwrap()
                     .into_iter()

@@ -153,7 +153,7 @@ mod tests {
         let (embeddings, specs) = size_rule_event();
         let segments = one_per_article(embeddings.len());
         let vectors = HashMap::new();
-        let sizes = |carried: &[Vec<usize>], carry: bool| {
+        let sizes_with = |carried: &[Vec<usize>], carry: bool, min_segments: usize| {
             let input = EventInput {
                 carried,
                 ..input_of(&segments, &vectors, &embeddings)
@@ -162,12 +162,15 @@ mod tests {
                 confidence: ConfidenceRule::All,
                 cohesion: select::CohesionRule::All,
                 max_episodes: 2,
+                min_segments,
                 carry,
                 ..EpisodeParams::default()
             };
             let (episodes, _) = assign(&input, "e", &specs, &params, 0, &Steps::quiet());
             episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>()
         };
+        let min = EpisodeParams::default().min_segments;
+        let sizes = |carried: &[Vec<usize>], carry: bool| sizes_with(carried, carry, min);
         let z: Vec<usize> = (50..62).collect();
         assert_eq!(sizes(&[], true), vec![30, 20]);
         assert_eq!(sizes(std::slice::from_ref(&z), true), vec![30, 20, 12]);
@@ -178,24 +181,7 @@ mod tests {
         // The diagonal (2 segments, dropped by the size rule before the cap): carried too,
         // unless under min_segments.
         assert_eq!(sizes(&[vec![62, 63]], true), vec![30, 20, 2]);
-        let strict = |carried: &[Vec<usize>]| {
-            let input = EventInput {
-                carried,
-                ..input_of(&segments, &vectors, &embeddings)
-            };
-            let params = EpisodeParams {
-                confidence: ConfidenceRule::All,
-                cohesion: select::CohesionRule::All,
-                max_episodes: 2,
-                min_segments: 3,
-                carry: true,
-                ..EpisodeParams::default()
-            };
-            assign(&input, "e", &specs, &params, 0, &Steps::quiet())
-                .0
-                .len()
-        };
-        assert_eq!(strict(&[vec![62, 63]]), 2);
+        assert_eq!(sizes_with(&[vec![62, 63]], true, 3).len(), 2);
     }
 
     #[test]
