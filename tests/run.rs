@@ -153,6 +153,19 @@ fn run_writes_every_output_identically_for_any_layout() {
             "{f}: 1 vs 2 workers"
         );
     }
+    // More workers than events and than cores (issue 48 item 2: `-w 4` on one GPU failed).
+    for w in ["4", "8"] {
+        let many = dir.path().join(format!("w{w}"));
+        let mut args = run_args(s(&corpus), s(&bg), s(&many), &model);
+        args.extend(["-w", w]);
+        epimine_ok(&args);
+        for f in OUTPUTS.iter().chain(&["left_out.parquet"]) {
+            assert!(
+                std::fs::read(one.join(f)).unwrap() == std::fs::read(many.join(f)).unwrap(),
+                "{f}: 1 vs {w} workers"
+            );
+        }
+    }
 
     // `epimine stats` with word vectors writes the same terms and pairs (expansion, synonym
     // groups, group-sense pairs) as the run, for 1 and 2 workers; without vectors it differs.

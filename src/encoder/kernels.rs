@@ -31,16 +31,32 @@ pub fn kernel_cache_dir(setting: Option<&str>) -> Result<PathBuf, EncoderError> 
 }
 
 /// Makes the kernel cache and checks that it can be written (before any work, so that a run
-/// does not learn it hours in).
+/// does not learn it hours in). Safe from any number of threads and processes at once: each
+/// call writes and removes a probe of its own (process id and a per-process count), created
+/// new, so no caller removes another's (issue 48 item 2: the workers of `-w 4` on one GPU
+/// failed here when the probe was named by the process alone).
 pub fn check_writable(dir: &Path) -> Result<(), EncoderError> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PROBES: AtomicU64 = AtomicU64::new(0);
     let io = |source| EncoderError::Io {
         path: dir.to_path_buf(),
         source,
     };
     std::fs::create_dir_all(dir).map_err(io)?;
-    let probe = dir.join(format!(".epimine-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"ok").map_err(io)?;
-    std::fs::remove_file(&probe).map_err(io)?;
+    let probe = dir.join(format!(
+        ".epimine-write-check-{}-{}",
+        std::process::id(),
+        PROBES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .and_then(|mut f| f.write_all(b"ok"));
+    let removed = std::fs::remove_file(&probe);
+    written.map_err(io)?;
+    removed.map_err(io)?;
     Ok(())
 }
 
@@ -105,6 +121,29 @@ mod tests {
         std::fs::write(tmp.join("file"), b"x").unwrap();
         let err = check_writable(&tmp.join("file/kernels")).unwrap_err();
         assert!(err.to_string().contains("file/kernels"), "{err}");
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    /// Issue 48 item 2: `-w 4` on one GPU failed with "<kernel cache>: No such file or
+    /// directory" from two workers. Every worker thread of a process checks the cache before
+    /// loading its encoder, and the probe file was named by the process id alone: one thread
+    /// removed the probe another had just written.
+    #[test]
+    fn many_workers_of_one_process_check_the_cache_at_once() {
+        let tmp = std::env::temp_dir().join(format!("epimine-kc-race-{}", std::process::id()));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let dir = tmp.clone();
+                std::thread::spawn(move || {
+                    (0..200).try_for_each(|_| check_writable(&dir).map_err(|e| e.to_string()))
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        // No probe is left behind.
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }
