@@ -49,11 +49,18 @@ def encode(args):
         table = pq.read_table(path).to_pydict()
         return np.array(table["embedding"], dtype=np.float64)
 
-    for name, path in (("epimine_f32", args.epimine), ("epimine_f16", args.epimine_f16)):
+    ours = {}
+    for name, path in (("epimine_f32", args.epimine), ("epimine_f16", args.epimine_f16),
+                       ("epimine_bf16", args.epimine_bf16)):
         if path and os.path.exists(path):
-            c = cosines(ref, read(path))
+            ours[name] = read(path)
+            c = cosines(ref, ours[name])
             out[f"{name}_cos_min"] = float(c.min())
             out[f"{name}_cos_mean"] = float(c.mean())
+    for name in ("epimine_f16", "epimine_bf16"):
+        if name in ours and "epimine_f32" in ours:
+            c = cosines(ours["epimine_f32"], ours[name])
+            out[f"{name}_to_f32_cos_min"] = float(c.min())
     json.dump(out, open(os.path.join(args.out, "st.json"), "w"), indent=1)
     print(json.dumps(out, indent=1))
 
@@ -87,15 +94,37 @@ def summary(args):
             name = os.path.basename(f)[len("encode-"):-len(".txt")]
             lines.append(f"| epimine encode {name} (load {m[1]} s, warm-up {m[2]} s, {m[3]} shapes) | "
                          f"{m[4]} | {m[5]} | {m[6]} |")
-    for k in ("epimine_f32_cos_min", "epimine_f32_cos_mean", "epimine_f16_cos_min", "st_fp16_cos_min"):
+    for k in ("epimine_f32_cos_min", "epimine_f32_cos_mean", "epimine_f16_cos_min",
+              "epimine_bf16_cos_min", "epimine_f16_to_f32_cos_min", "epimine_bf16_to_f32_cos_min",
+              "st_fp16_cos_min"):
         if k in st:
             lines.append(f"- {k}: {st[k]:.6f}")
     for f in sorted(glob.glob(os.path.join(d, "run-w*.txt"))):
-        lines.append(f"- {os.path.basename(f)[:-4]}: " + " / ".join(l.strip() for l in open(f) if l.strip())[:600])
+        text = [l.strip() for l in open(f) if l.strip()]
+        wall = [l for l in text if " s wall" in l]
+        # eval's per-theme means: the lines after its "theme (mean)" header.
+        means = text[next((i for i, l in enumerate(text) if l.startswith("theme (mean)")), len(text)):]
+        lines.append(f"- {os.path.basename(f)[:-4]}: " + " / ".join(wall + means[:5] or text[-3:]))
         rj = os.path.join(f[:-4], "run.json")
         if os.path.exists(rj):
             stages = json.load(open(rj)).get("stages", [])
             lines.append("  stages: " + ", ".join(f"{s.get('stage')} {s.get('seconds', 0):.1f} s" for s in stages))
+    synth = os.path.join(d, "run-synth", "run.json")
+    if os.path.exists(synth):
+        r = json.load(open(synth))
+        segs = sum(e.get("segments", 0) for e in r.get("events", []))
+        wall = re.search(r"wall ([\d.]+) s, peak (\d+) KiB", open(os.path.join(d, "synth-100k.txt")).read())
+        lines.append(f"- 100,000-article synthetic event, -w 2: {segs} segments"
+                     + (f", {wall[1]} s wall, peak {int(wall[2]) / 1e6:.1f} GB" if wall else "")
+                     + "; stages: " + ", ".join(f"{s.get('stage')} {s.get('seconds', 0):.1f} s"
+                                               for s in r.get("stages", [])))
+    steps = os.path.join(d, "steps.tsv")
+    if os.path.exists(steps):
+        lines.append("")
+        lines.append("| step | box s | seconds | exit (124: out of time) |")
+        lines.append("|---|---|---|---|")
+        for row in list(open(steps))[1:]:
+            lines.append("| " + " | ".join(row.rstrip("\n").split("\t")) + " |")
     text = "\n".join(lines)
     open(os.path.join(d, "summary.md"), "w").write(text + "\n")
     print(text)
@@ -110,6 +139,7 @@ def main():
     e.add_argument("--out", required=True)
     e.add_argument("--epimine", required=True)
     e.add_argument("--epimine-f16")
+    e.add_argument("--epimine-bf16")
     s = sub.add_parser("summary")
     s.add_argument("--out", required=True)
     args = p.parse_args()
