@@ -112,7 +112,7 @@ pub enum Dropped {
     Size,
     /// Below the core rule (`core`).
     Core,
-    /// Past the cap (`max_episodes`): the largest are kept.
+    /// Past the cap (`max_episodes`): the tightest (or largest, `cap_by`) are kept.
     Cap,
 }
 
@@ -264,7 +264,7 @@ fn mark(dropped: &mut [Option<Dropped>], kept: &[bool], why: Dropped) {
 /// drops episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
-/// (`floor::apply_floor`) and keeps the `params.max_episodes` largest. Each dropped candidate
+/// (`floor::apply_floor`) and keeps `params.max_episodes` of them, the tightest or largest (`params.cap_by`). Each dropped candidate
 /// keeps the rule that dropped it ([`Selection::dropped`]).
 pub fn select_episodes(
     input: &EventInput,
@@ -370,10 +370,28 @@ pub fn select_episodes(
         }
     }
     if params.max_episodes > 0 {
-        // The largest episodes, ties by index.
-        let mut by_size: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
-        by_size.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)));
-        for &e in by_size.iter().skip(params.max_episodes) {
+        // The largest (or tightest) episodes, ties by index.
+        let mut ranked: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
+        if ranked.len() > params.max_episodes {
+            match params.cap_by {
+                super::params::CapBy::Size => {
+                    ranked.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)))
+                }
+                super::params::CapBy::Core => {
+                    let core: Vec<f64> = (0..kept.len())
+                        .map(|e| {
+                            if kept[e] {
+                                core_mean(density_of(e)).unwrap_or(f64::NEG_INFINITY)
+                            } else {
+                                f64::NEG_INFINITY
+                            }
+                        })
+                        .collect();
+                    ranked.sort_by(|&a, &b| core[b].total_cmp(&core[a]).then(a.cmp(&b)));
+                }
+            }
+        }
+        for &e in ranked.iter().skip(params.max_episodes) {
             kept[e] = false;
         }
         mark(&mut dropped, &kept, Dropped::Cap);

@@ -136,13 +136,52 @@ mod tests {
             ..params
         };
         assert_eq!(sizes(&all), vec![30, 20, 12, 2]);
-        // At most two episodes: the two largest stay, in their order.
+        // At most two episodes, the largest by `cap_by = "size"`: the two largest stay, in
+        // their order.
         let capped = EpisodeParams {
             size: select::SizeRule::All,
             max_episodes: 2,
+            cap_by: params::CapBy::Size,
             ..params
         };
         assert_eq!(sizes(&capped), vec![30, 20]);
+    }
+
+    #[test]
+    fn the_cap_keeps_the_tightest_episodes_and_by_size_the_largest() {
+        // 30 segments spread on a cone around x, 20 tight along y, 12 tight along z: with a cap
+        // of 2, `core` keeps the two tight ones (a small, tight phase is not the first out),
+        // `size` the two largest.
+        let mut embeddings: Vec<Vec<f32>> = (0..30)
+            .map(|i| {
+                let a = i as f32 * 0.7;
+                vec![1.0, 0.6 * a.sin(), 0.6 * a.cos()]
+            })
+            .collect();
+        embeddings.extend((0..20).map(|i| vec![0.01 * (i % 4) as f32, 1.0, 0.01 * i as f32]));
+        embeddings.extend((0..12).map(|i| vec![0.01 * i as f32, 0.01 * (i % 3) as f32, 1.0]));
+        let specs: Vec<EpisodeSpec> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+            .iter()
+            .map(|v| spec(v.to_vec()))
+            .collect();
+        let segments = one_per_article(embeddings.len());
+        let vectors = HashMap::new();
+        let input = input_of(&segments, &vectors, &embeddings);
+        let sizes = |cap_by| {
+            let params = EpisodeParams {
+                confidence: ConfidenceRule::All,
+                cohesion: select::CohesionRule::All,
+                size: select::SizeRule::All,
+                max_episodes: 2,
+                cap_by,
+                ..EpisodeParams::default()
+            };
+            let (episodes, _) = assign(&input, "e", &specs, &params, 0, &Steps::quiet());
+            episodes.iter().map(|e| e.n_segments).collect::<Vec<_>>()
+        };
+        assert_eq!(EpisodeParams::default().cap_by, params::CapBy::Core);
+        assert_eq!(sizes(params::CapBy::Core), vec![20, 12]);
+        assert_eq!(sizes(params::CapBy::Size), vec![30, 20]);
     }
 
     #[test]
