@@ -51,7 +51,7 @@ fn catch_signals(created: Vec<std::path::PathBuf>) {
             let kept = epimine::run::kept::interrupted().unwrap_or_else(|| {
                 "nothing is left half-written (each output file is written whole, then renamed, or not at all); run the command again".into()
             });
-            let given = epimine::run::lock::give_back_held();
+            let given = epimine::storage::lock::give_back_held();
             let lock = if given.is_empty() {
                 String::new()
             } else {

@@ -264,8 +264,9 @@ fn mark(dropped: &mut [Option<Dropped>], kept: &[bool], why: Dropped) {
 /// drops episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
-/// (`floor::apply_floor`) and keeps `params.max_episodes` of them, the tightest or largest (`params.cap_by`). Each dropped candidate
-/// keeps the rule that dropped it ([`Selection::dropped`]).
+/// (`floor::apply_floor`) and keeps `params.max_episodes` of them, the tightest or largest
+/// (`params.cap_by`). Each dropped candidate keeps the rule that dropped it
+/// ([`Selection::dropped`]).
 pub fn select_episodes(
     input: &EventInput,
     episodes_in: &[EpisodeSpec],
@@ -274,16 +275,7 @@ pub fn select_episodes(
 ) -> Selection {
     let vectors: Vec<Vec<f32>> = episodes_in.iter().map(|c| c.vector.clone()).collect();
     let classified = classify::classify(input.embeddings, &vectors, params.confidence, steps);
-    let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); episodes_in.len()];
-    for (s, c) in classified.iter().enumerate() {
-        if c.assigned {
-            let key = match params.rank {
-                classify::RankBy::Confidence => c.confidence,
-                classify::RankBy::Similarity | classify::RankBy::Density => c.similarity,
-            };
-            members[c.episode].push((key, s));
-        }
-    }
+    let members = members_of(&classified, episodes_in.len(), params.rank);
     let similarities = |e: usize| -> Vec<f64> {
         members[e]
             .iter()
@@ -308,28 +300,7 @@ pub fn select_episodes(
         .map(|m| m.len() >= params.min_segments)
         .collect();
     mark(&mut dropped, &kept, Dropped::MinSegments);
-    if matches!(
-        params.cohesion,
-        select::CohesionRule::Significant | select::CohesionRule::Either
-    ) {
-        let spread = classify::similarity_spread(input.embeddings, &vectors);
-        // `either` also keeps what μ − σ keeps; `significant` only what the event test keeps.
-        let mut relative = vec![false; kept.len()];
-        if params.cohesion == select::CohesionRule::Either {
-            relative.clone_from(&kept);
-            select::narrow(&mut relative, similarities, |similarities| {
-                select::cohesive(similarities, select::CohesionRule::MeanMinusStd)
-            });
-        }
-        let significant = select::significant(&cohesion, &spread);
-        for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
-            *k &= r || s;
-        }
-    } else {
-        select::narrow(&mut kept, similarities, |similarities| {
-            select::cohesive(similarities, params.cohesion)
-        });
-    }
+    cohesion_rule(&mut kept, input, &vectors, &cohesion, similarities, params);
     mark(&mut dropped, &kept, Dropped::Cohesion);
     select::narrow(
         &mut kept,
@@ -370,53 +341,13 @@ pub fn select_episodes(
         }
     }
     if params.max_episodes > 0 {
-        // The largest (or tightest) episodes, ties by index.
-        let mut ranked: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
-        if ranked.len() > params.max_episodes {
-            match params.cap_by {
-                super::params::CapBy::Size => {
-                    ranked.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)))
-                }
-                super::params::CapBy::Core => {
-                    let core: Vec<f64> = (0..kept.len())
-                        .map(|e| {
-                            if kept[e] {
-                                core_mean(density_of(e)).unwrap_or(f64::NEG_INFINITY)
-                            } else {
-                                f64::NEG_INFINITY
-                            }
-                        })
-                        .collect();
-                    ranked.sort_by(|&a, &b| core[b].total_cmp(&core[a]).then(a.cmp(&b)));
-                }
-            }
-        }
-        for &e in ranked.iter().skip(params.max_episodes) {
-            kept[e] = false;
-        }
+        cap(&mut kept, &members, |e| core_mean(density_of(e)), params);
         mark(&mut dropped, &kept, Dropped::Cap);
     }
     if params.carry {
         carry(&mut kept, &mut dropped, &members, input.carried, params);
     }
-    if tracing::enabled!(tracing::Level::DEBUG) {
-        tracing::debug!(
-            "selection (candidate: segments, cohesion, within, fate): {}",
-            (0..members.len())
-                .map(|e| format!(
-                    "{e}: {}, {:.3}, {:.3}, {}",
-                    members[e].len(),
-                    cohesion[e],
-                    uncovered::mean_pairwise_cosine(
-                        input.embeddings,
-                        &members[e].iter().map(|&(_, s)| s).collect::<Vec<_>>()
-                    ),
-                    dropped[e].map_or("kept", Dropped::name)
-                ))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-    }
+    log_selection(input, &members, &cohesion, &dropped);
     let needs_density = params.rank == classify::RankBy::Density;
     // Cores: those the rules computed, and the kept episodes' where ranking or coverage reads
     // them (no density is computed for nothing).
@@ -445,6 +376,118 @@ pub fn select_episodes(
         core,
         densities,
     }
+}
+
+/// Each candidate's assigned segments, as (rank key, segment), in segment order.
+fn members_of(
+    classified: &[classify::Classified],
+    candidates: usize,
+    rank: classify::RankBy,
+) -> Vec<Vec<(f64, usize)>> {
+    let mut members: Vec<Vec<(f64, usize)>> = vec![Vec::new(); candidates];
+    for (s, c) in classified.iter().enumerate() {
+        if c.assigned {
+            let key = match rank {
+                classify::RankBy::Confidence => c.confidence,
+                classify::RankBy::Similarity | classify::RankBy::Density => c.similarity,
+            };
+            members[c.episode].push((key, s));
+        }
+    }
+    members
+}
+
+/// §6's cohesion rule (`params.cohesion`) over the `kept` candidates: relative to the event's
+/// episodes (μ − σ, μ), against the event's segments (`significant`), or either.
+fn cohesion_rule(
+    kept: &mut [bool],
+    input: &EventInput,
+    vectors: &[Vec<f32>],
+    cohesion: &[f64],
+    similarities: impl Fn(usize) -> Vec<f64> + Copy,
+    params: &EpisodeParams,
+) {
+    if !matches!(
+        params.cohesion,
+        select::CohesionRule::Significant | select::CohesionRule::Either
+    ) {
+        select::narrow(kept, similarities, |similarities| {
+            select::cohesive(similarities, params.cohesion)
+        });
+        return;
+    }
+    let spread = classify::similarity_spread(input.embeddings, vectors);
+    // `either` also keeps what μ − σ keeps; `significant` only what the event test keeps.
+    let mut relative = vec![false; kept.len()];
+    if params.cohesion == select::CohesionRule::Either {
+        relative.copy_from_slice(kept);
+        select::narrow(&mut relative, similarities, |similarities| {
+            select::cohesive(similarities, select::CohesionRule::MeanMinusStd)
+        });
+    }
+    let significant = select::significant(cohesion, &spread);
+    for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
+        *k &= r || s;
+    }
+}
+
+/// The cap: at most `params.max_episodes` of the `kept` candidates stay, the tightest
+/// (`cap_by = "core"`: the highest `core_of`, none last) or the largest, ties by index.
+fn cap(
+    kept: &mut [bool],
+    members: &[Vec<(f64, usize)>],
+    core_of: impl Fn(usize) -> Option<f64>,
+    params: &EpisodeParams,
+) {
+    let mut ranked: Vec<usize> = (0..kept.len()).filter(|&e| kept[e]).collect();
+    if ranked.len() <= params.max_episodes {
+        return;
+    }
+    match params.cap_by {
+        super::params::CapBy::Size => {
+            ranked.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)))
+        }
+        super::params::CapBy::Core => {
+            let core: Vec<(usize, f64)> = ranked
+                .iter()
+                .map(|&e| (e, core_of(e).unwrap_or(f64::NEG_INFINITY)))
+                .collect();
+            let mut by_core = core;
+            by_core.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            ranked = by_core.into_iter().map(|(e, _)| e).collect();
+        }
+    }
+    for &e in ranked.iter().skip(params.max_episodes) {
+        kept[e] = false;
+    }
+}
+
+/// Logs every candidate's segments, cohesion, mean pairwise cosine and fate (at debug level).
+fn log_selection(
+    input: &EventInput,
+    members: &[Vec<(f64, usize)>],
+    cohesion: &[f64],
+    dropped: &[Option<Dropped>],
+) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    tracing::debug!(
+        "selection (candidate: segments, cohesion, within, fate): {}",
+        (0..members.len())
+            .map(|e| format!(
+                "{e}: {}, {:.3}, {:.3}, {}",
+                members[e].len(),
+                cohesion[e],
+                uncovered::mean_pairwise_cosine(
+                    input.embeddings,
+                    &members[e].iter().map(|&(_, s)| s).collect::<Vec<_>>()
+                ),
+                dropped[e].map_or("kept", Dropped::name)
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
 }
 
 /// §6: the kept episodes of a [`Selection`] as rows, each episode's segments ranked by

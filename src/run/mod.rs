@@ -30,7 +30,6 @@ pub mod history;
 pub mod identity;
 pub mod interrupt;
 pub mod kept;
-pub mod lock;
 mod pending;
 mod placement;
 mod reuse;
@@ -479,7 +478,7 @@ pub fn run_interruptible(
 type Opened = (
     Location,
     Option<TableEntry>,
-    Option<lock::RunLock>,
+    Option<crate::storage::lock::RunLock>,
     Option<history::Previous>,
 );
 
@@ -507,7 +506,8 @@ fn open_out(
     let mut held = None;
     let mut previous = None;
     if process == 0 {
-        held = Some(lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
+        held =
+            Some(crate::storage::lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
         let prev = runtime.block_on(history::previous(&out))?;
         if let Some((run, last_ms)) = prev.last() {
             check_run_time(&out, options.run_time, run, last_ms)?;

@@ -73,7 +73,7 @@ impl<'a> Ctx<'a> {
         }
         // The fence: a run that lost `--out` to another (it stalled past the lock's expiry)
         // writes no checkpoint that the other would read.
-        if let Err(e) = self.runtime.block_on(super::lock::check_held(out)) {
+        if let Err(e) = self.runtime.block_on(crate::storage::lock::check_held(out)) {
             self.fail(format!(
                 "not writing the checkpoint of {}: {e}; this run stops",
                 status.key_event

@@ -12,7 +12,7 @@
 //!   [`outputs`], its status and fingerprint, written whole or not at all);
 //! - the history of the folder ([`history`]: `history/`, `_identity/`);
 //! - while a run holds the folder, its lock in [`LOCK_DIR`] (taken and kept by
-//!   `crate::run::lock`).
+//!   `crate::storage::lock`).
 
 pub mod checkpoint;
 pub mod commit;
@@ -21,4 +21,4 @@ pub mod manifest;
 pub mod outputs;
 
 /// The folder of the lock objects inside `--out` (one run per output folder at a time).
-pub const LOCK_DIR: &str = "_lock";
+pub use crate::storage::lock::LOCK_DIR;

@@ -30,6 +30,7 @@ use crate::tables::Table;
 
 mod error;
 mod folders;
+pub mod lock;
 mod named;
 mod parquet_io;
 pub use error::{describe, describe_io_error, describe_store_error, Result, StorageError};

@@ -136,15 +136,15 @@ pub async fn import_append(
     import_into(spec, out, config, Some(existing)).await
 }
 
-/// Takes the corpus for one append (the lock of `crate::run::lock`, under `<corpus>/_lock/`),
+/// Takes the corpus for one append (the lock of `crate::storage::lock`, under `<corpus>/_lock/`),
 /// from reading what it holds until its new files are written: two appends at once would
 /// otherwise both number their file `segments-<n+1>` and one would replace the other. The
 /// second is refused with the holder named (a killed append's lock is taken over, as a run's).
-async fn hold_for_append(out: &Location) -> Result<crate::run::lock::RunLock, ArticlesError> {
+async fn hold_for_append(out: &Location) -> Result<crate::storage::lock::RunLock, ArticlesError> {
     let corpus = out.clone();
     let taken = tokio::task::spawn_blocking(move || {
         let runtime = crate::runtime::current_thread().map_err(|e| e.to_string())?;
-        crate::run::lock::acquire(&corpus, &runtime, "epimine import --append")
+        crate::storage::lock::acquire(&corpus, &runtime, "epimine import --append")
     })
     .await
     .map_err(|e| e.to_string())

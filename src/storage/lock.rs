@@ -25,8 +25,11 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::run_folder::LOCK_DIR;
 use crate::storage::{Location, StoreKind};
+
+/// The folder of a lock, inside the folder it holds (a run's `--out`, a corpus being appended
+/// to).
+pub const LOCK_DIR: &str = "_lock";
 
 /// How often the holder rewrites its lock.
 pub const REFRESH: Duration = Duration::from_secs(20);
