@@ -163,6 +163,55 @@ struct Baseline {
     needs_gold: bool,
 }
 
+/// One cluster of a baseline as an episode row and its assignments: `members` are (segment
+/// index in `segs`, membership) in rank order.
+fn cluster_rows(
+    event: &str,
+    source: &str,
+    segs: &[&Segment],
+    c: u32,
+    members: Vec<(usize, f64)>,
+) -> (Episode, Vec<Assignment>) {
+    let span = crate::tables::EpisodeSpan::of(
+        members
+            .iter()
+            .map(|&(i, _)| (segs[i].doc_id, segs[i].doc_date)),
+    );
+    let episode = Episode {
+        key_event: event.to_string(),
+        trial: 0,
+        episode_id: c,
+        stable_id: None,
+        status: None,
+        title: format!("{source} cluster {c}"),
+        title_fields: Vec::new(),
+        keywords: Vec::new(),
+        example_sentences: Vec::new(),
+        n_segments: members.len() as u32,
+        source: source.into(),
+        n_articles: span.n_articles,
+        first_date: span.first_date,
+        peak_date: span.peak_date,
+        last_date: span.last_date,
+    };
+    let rows = members
+        .into_iter()
+        .enumerate()
+        .map(|(rank, (i, confidence))| Assignment {
+            key_event: event.to_string(),
+            trial: 0,
+            episode_id: c,
+            stable_id: None,
+            status: None,
+            doc_id: segs[i].doc_id,
+            seg_idx: segs[i].seg_idx,
+            rank: rank as u32,
+            confidence,
+        })
+        .collect();
+    (episode, rows)
+}
+
 /// The baselines' shared frame: reads the corpus, encodes each event's segments when its
 /// clustering asks for them (`vectors()`), and writes every cluster as an episode with its
 /// members ranked as given, and each episode's articles. `cluster(event, segments, gold
@@ -216,41 +265,9 @@ where
         };
         let (first_episode, first_assignment) = (episodes.len(), assignments.len());
         for (c, members) in clusters.into_iter().enumerate() {
-            let span = crate::tables::EpisodeSpan::of(
-                members
-                    .iter()
-                    .map(|&(i, _)| (segs[i].doc_id, segs[i].doc_date)),
-            );
-            episodes.push(Episode {
-                key_event: event.to_string(),
-                trial: 0,
-                episode_id: c as u32,
-                stable_id: None,
-                status: None,
-                title: format!("{source} cluster {c}"),
-                title_fields: Vec::new(),
-                keywords: Vec::new(),
-                example_sentences: Vec::new(),
-                n_segments: members.len() as u32,
-                source: source.into(),
-                n_articles: span.n_articles,
-                first_date: span.first_date,
-                peak_date: span.peak_date,
-                last_date: span.last_date,
-            });
-            for (rank, (i, confidence)) in members.into_iter().enumerate() {
-                assignments.push(Assignment {
-                    key_event: event.to_string(),
-                    trial: 0,
-                    episode_id: c as u32,
-                    stable_id: None,
-                    status: None,
-                    doc_id: segs[i].doc_id,
-                    seg_idx: segs[i].seg_idx,
-                    rank: rank as u32,
-                    confidence,
-                });
-            }
+            let (episode, rows) = cluster_rows(event, source, segs, c as u32, members);
+            episodes.push(episode);
+            assignments.extend(rows);
         }
         let owned: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
         articles.extend(crate::coverage::episode_articles(

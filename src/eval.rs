@@ -78,6 +78,9 @@ pub enum EvalError {
 /// (rank, doc_id, seg_idx) of an assigned segment.
 type RankedSegment = (u32, u32, u32);
 
+/// An event's detected episodes: (trial, episode) → its segments.
+type Episodes = BTreeMap<(u32, u32), Vec<RankedSegment>>;
+
 /// One key event's scores.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EventScore {
@@ -216,8 +219,50 @@ pub fn evaluate(
             .or_default()
             .insert((l.doc_id, l.seg_idx), l.label.as_str());
     }
-    // event -> (trial, episode) -> [(rank, doc_id, seg_idx)]
-    let mut detected: HashMap<&str, BTreeMap<(u32, u32), Vec<RankedSegment>>> = HashMap::new();
+    let (detected, trials) = detected_episodes(segments, assignments, file)?;
+    // Every trial of the run counts, also one where an event has no episodes; an event's
+    // figures are the mean over trials (the paper's protocol).
+    let trials: Vec<u32> = if trials.is_empty() {
+        vec![0]
+    } else {
+        trials.into_iter().collect()
+    };
+    let empty_labels = HashMap::new();
+    let mut scores = Vec::new();
+    let mut skipped = Vec::new();
+    for (key_event, theme) in events {
+        let Some(gold) = gold_ids.get(key_event.as_str()) else {
+            skipped.push(Skipped {
+                key_event: key_event.clone(),
+                reason: "no gold episodes".into(),
+            });
+            continue;
+        };
+        let labels = event_labels
+            .get(key_event.as_str())
+            .unwrap_or(&empty_labels);
+        let episodes = detected.get(key_event.as_str());
+        scores.push(event_score(
+            k, key_event, theme, &trials, episodes, labels, gold,
+        ));
+    }
+    let themes = theme_means(&scores);
+    Ok(Report {
+        k,
+        events: scores,
+        themes,
+        skipped,
+    })
+}
+
+/// A run's episodes by event: (trial, episode) → its segments as (rank, doc_id, seg_idx), and
+/// the run's trials. A row naming a segment the corpus does not have is an error naming its row.
+fn detected_episodes<'a>(
+    segments: &BTreeSet<(&str, u32, u32)>,
+    assignments: &'a [Assignment],
+    file: &str,
+) -> Result<(HashMap<&'a str, Episodes>, BTreeSet<u32>), EvalError> {
+    let mut detected: HashMap<&str, Episodes> = HashMap::new();
     let mut trials: BTreeSet<u32> = BTreeSet::new();
     for (row, a) in assignments.iter().enumerate() {
         if !segments.contains(&(a.key_event.as_str(), a.doc_id, a.seg_idx)) {
@@ -237,69 +282,62 @@ pub fn evaluate(
             .push((a.rank, a.doc_id, a.seg_idx));
         trials.insert(a.trial);
     }
+    Ok((detected, trials))
+}
 
-    let empty_labels = HashMap::new();
-    let mut scores = Vec::new();
-    let mut skipped = Vec::new();
-    for (key_event, theme) in events {
-        let Some(gold) = gold_ids.get(key_event.as_str()) else {
-            skipped.push(Skipped {
-                key_event: key_event.clone(),
-                reason: "no gold episodes".into(),
-            });
-            continue;
-        };
-        let labels = event_labels
-            .get(key_event.as_str())
-            .unwrap_or(&empty_labels);
-        // Every trial of the run counts, also one where this event has no episodes; the
-        // event's figures are the mean over trials (the paper's protocol).
-        let trial_list: Vec<u32> = if trials.is_empty() {
-            vec![0]
-        } else {
-            trials.iter().copied().collect()
-        };
-        let mut score = EventScore {
-            key_event: key_event.clone(),
-            theme: theme.clone(),
-            k_prec: 0.0,
-            k_recall: 0.0,
-            k_f1: 0.0,
-            counted: 0,
-            hits: 0,
-            gold: gold.len(),
-            trials: trial_list.len(),
-        };
-        for &trial in &trial_list {
-            let episodes: Vec<Vec<(u32, u32)>> = detected
-                .get(key_event.as_str())
-                .map(|eps| {
-                    eps.range((trial, 0)..=(trial, u32::MAX))
-                        .map(|(_, segs)| {
-                            let mut segs = segs.clone();
-                            segs.sort_unstable();
-                            segs.into_iter().map(|(_, d, s)| (d, s)).collect()
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let (counted, hits) = score_event(k, &episodes, labels, gold);
-            let (p, r) = (ratio(hits, counted), ratio(hits, gold.len()));
-            let n = trial_list.len() as f64;
-            score.k_prec += p / n;
-            score.k_recall += r / n;
-            score.k_f1 += f1(p, r) / n;
-            score.counted += counted;
-            score.hits += hits;
-        }
-        scores.push(score);
+/// One event's k-precision, k-recall and k-F1: the mean over `trials` of each trial's figures
+/// ([`score_event`] over its episodes, each in rank order).
+fn event_score(
+    k: usize,
+    key_event: &str,
+    theme: &Option<String>,
+    trials: &[u32],
+    episodes: Option<&Episodes>,
+    labels: &HashMap<(u32, u32), &str>,
+    gold: &BTreeSet<u32>,
+) -> EventScore {
+    let mut score = EventScore {
+        key_event: key_event.to_string(),
+        theme: theme.clone(),
+        k_prec: 0.0,
+        k_recall: 0.0,
+        k_f1: 0.0,
+        counted: 0,
+        hits: 0,
+        gold: gold.len(),
+        trials: trials.len(),
+    };
+    let n = trials.len() as f64;
+    for &trial in trials {
+        let episodes: Vec<Vec<(u32, u32)>> = episodes
+            .map(|eps| {
+                eps.range((trial, 0)..=(trial, u32::MAX))
+                    .map(|(_, segs)| {
+                        let mut segs = segs.clone();
+                        segs.sort_unstable();
+                        segs.into_iter().map(|(_, d, s)| (d, s)).collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (counted, hits) = score_event(k, &episodes, labels, gold);
+        let (p, r) = (ratio(hits, counted), ratio(hits, gold.len()));
+        score.k_prec += p / n;
+        score.k_recall += r / n;
+        score.k_f1 += f1(p, r) / n;
+        score.counted += counted;
+        score.hits += hits;
     }
+    score
+}
 
+/// The per-theme means of the events' scores, themes in order.
+fn theme_means(scores: &[EventScore]) -> Vec<ThemeScore> {
     let mut by_theme: BTreeMap<Option<String>, Vec<&EventScore>> = BTreeMap::new();
-    for s in &scores {
+    for s in scores {
         by_theme.entry(s.theme.clone()).or_default().push(s);
     }
-    let themes = by_theme
+    by_theme
         .into_iter()
         .map(|(theme, events)| {
             let mean = |f: fn(&EventScore) -> f64| {
@@ -313,13 +351,7 @@ pub fn evaluate(
                 events: events.len(),
             }
         })
-        .collect();
-    Ok(Report {
-        k,
-        events: scores,
-        themes,
-        skipped,
-    })
+        .collect()
 }
 
 /// `epimine eval`: reads the corpus's tables and `<run>/assignments.parquet`, and scores them.

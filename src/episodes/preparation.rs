@@ -114,18 +114,7 @@ pub fn prepare(
             (groups, cluster_of)
         }
     };
-    let fragment_rows: Vec<FragmentRow> = fragments
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FragmentRow {
-            key_event: key_event.clone(),
-            fragment_id: i as u32,
-            doc_id: f.doc_id,
-            first_seg_idx: segs[f.segments[0]].seg_idx,
-            last_seg_idx: segs[*f.segments.last().expect("fragments are not empty")].seg_idx,
-            cluster: cluster_of.get(&i).copied(),
-        })
-        .collect();
+    let fragment_rows = fragment_rows(&key_event, segs, &fragments, &cluster_of);
     let opening: Vec<bool> = (0..segs.len())
         .map(|i| i == 0 || segs[i].doc_id != segs[i - 1].doc_id)
         .collect();
@@ -140,6 +129,28 @@ pub fn prepare(
         scores: scores_only,
         boilerplate,
     })
+}
+
+/// The `fragments` table's rows of an event: each fragment's article, first and last segment
+/// and the candidate cluster it went into (`cluster_of`).
+fn fragment_rows(
+    key_event: &str,
+    segs: &[crate::tables::Segment],
+    fragments: &[partition::Fragment],
+    cluster_of: &HashMap<usize, u32>,
+) -> Vec<FragmentRow> {
+    fragments
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FragmentRow {
+            key_event: key_event.to_string(),
+            fragment_id: i as u32,
+            doc_id: f.doc_id,
+            first_seg_idx: segs[f.segments[0]].seg_idx,
+            last_seg_idx: segs[*f.segments.last().expect("fragments are not empty")].seg_idx,
+            cluster: cluster_of.get(&i).copied(),
+        })
+        .collect()
 }
 
 /// §4 as the paper has it: the top δ articles' fragments, their distances, complete linkage and

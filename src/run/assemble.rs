@@ -160,21 +160,7 @@ async fn assemble_tables(
     let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
     let streamed = async {
         for status in statuses {
-            let c = checkpoint::read(out, &status.key_event).await?;
-            let c = match c {
-                Some(c) if c.fingerprint == status.fingerprint => c,
-                found => {
-                    return Err(RunError::Out {
-                        location: out.display_child(&checkpoint::object_name(&status.key_event)),
-                        reason: format!(
-                            "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
-                            status.key_event,
-                            if found.is_some() { "another run's" } else { "missing" }
-                        ),
-                    })
-                }
-            };
-            let mut o = c.outputs;
+            let mut o = matching_checkpoint(out, status).await?.outputs;
             let ok = status.status == Outcome::Ok;
             let found = ok.then_some(o.episode_keys);
             let event_articles = o
@@ -186,19 +172,12 @@ async fn assemble_tables(
             let ids = lineage
                 .event(&status.key_event, found, event_articles)
                 .await?;
-            let id = |trial: u32, episode_id: u32| match ids.get(&(trial, episode_id)) {
-                Some((stable, status)) => (Some(*stable), Some(status.clone())),
-                None => (None, None),
-            };
-            for e in &mut o.episodes {
-                (e.stable_id, e.status) = id(e.trial, e.episode_id);
-            }
-            for a in &mut o.assignments {
-                (a.stable_id, a.status) = id(a.trial, a.episode_id);
-            }
-            for a in &mut o.episode_articles {
-                (a.stable_id, a.status) = id(a.trial, a.episode_id);
-            }
+            stamp_ids(
+                &mut o.episodes,
+                &mut o.assignments,
+                &mut o.episode_articles,
+                &ids,
+            );
             episodes.push(o.episodes).await?;
             assignments.push(o.assignments).await?;
             fragments.push(o.fragments).await?;
@@ -245,6 +224,48 @@ async fn assemble_tables(
         done(name, w);
     }
     Ok((entries, report, committed))
+}
+
+/// The checkpoint of `status`'s event in `out`, which must be the one this run wrote (its
+/// fingerprint): another run's or none means the processes were not given the same `--out`.
+async fn matching_checkpoint(
+    out: &Location,
+    status: &EventStatus,
+) -> Result<checkpoint::Checkpoint, RunError> {
+    match checkpoint::read(out, &status.key_event).await? {
+        Some(c) if c.fingerprint == status.fingerprint => Ok(c),
+        found => Err(RunError::Out {
+            location: out.display_child(&checkpoint::object_name(&status.key_event)),
+            reason: format!(
+                "the checkpoint of {} is {} (every process must be given the same --out, on storage all of them reach: a shared folder or s3://)",
+                status.key_event,
+                if found.is_some() { "another run's" } else { "missing" }
+            ),
+        }),
+    }
+}
+
+/// Puts each episode's stable id and status (`ids`: (trial, episode_id) → both) on its rows of
+/// `episodes`, `assignments` and `episode_articles`.
+fn stamp_ids(
+    episodes: &mut [Episode],
+    assignments: &mut [Assignment],
+    episode_articles: &mut [EpisodeArticle],
+    ids: &std::collections::BTreeMap<(u32, u32), (u32, String)>,
+) {
+    let id = |trial: u32, episode_id: u32| match ids.get(&(trial, episode_id)) {
+        Some((stable, status)) => (Some(*stable), Some(status.clone())),
+        None => (None, None),
+    };
+    for e in episodes {
+        (e.stable_id, e.status) = id(e.trial, e.episode_id);
+    }
+    for a in assignments {
+        (a.stable_id, a.status) = id(a.trial, a.episode_id);
+    }
+    for a in episode_articles {
+        (a.stable_id, a.status) = id(a.trial, a.episode_id);
+    }
 }
 
 /// A field of `/proc/self/status` in MiB (Linux).

@@ -148,26 +148,8 @@ pub(super) fn encode_units(
         let encoders = encoders
             .filter(|_| !shared.stopped())
             .ok_or("not encoded")?;
-        let encoder = &encoders.words;
         let parts: Vec<&[&str]> = group.iter().map(|&i| texts[i].as_slice()).collect();
-        let mut results = encoder
-            .encode_parts(&parts, encoder.last_layer())
-            .map_err(|e| format!("encoder: {e}"))?;
-        if let Some(sentences) = &encoders.sentences {
-            let vectors = sentences
-                .sentence_parts(&parts)
-                .map_err(|e| format!("sentence encoder: {e}"))?;
-            for (result, v) in results.iter_mut().zip(vectors) {
-                result.0 = v;
-            }
-        }
-        Ok(results
-            .into_iter()
-            .map(|(vectors, words)| {
-                let rows = (0..vectors.len()).map(|i| vectors.row(i).to_vec());
-                (rows.collect(), words)
-            })
-            .collect())
+        encode_parts(encoders, &parts)
     };
     for group in misses.chunks(UNITS_AT_ONCE) {
         if let Some(bar) = bar {
@@ -211,6 +193,30 @@ pub(super) fn encode_units(
             )
         })
         .collect()
+}
+
+/// Encodes `parts` (each a unit's texts) in one call: word vectors from the word model, and
+/// sentence embeddings from the same pass or from the sentence model when there is one.
+fn encode_parts(encoders: &Encoders, parts: &[&[&str]]) -> Result<Vec<UnitEncoding>, String> {
+    let encoder = &encoders.words;
+    let mut results = encoder
+        .encode_parts(parts, encoder.last_layer())
+        .map_err(|e| format!("encoder: {e}"))?;
+    if let Some(sentences) = &encoders.sentences {
+        let vectors = sentences
+            .sentence_parts(parts)
+            .map_err(|e| format!("sentence encoder: {e}"))?;
+        for (result, v) in results.iter_mut().zip(vectors) {
+            result.0 = v;
+        }
+    }
+    Ok(results
+        .into_iter()
+        .map(|(vectors, words)| {
+            let rows = (0..vectors.len()).map(|i| vectors.row(i).to_vec());
+            (rows.collect(), words)
+        })
+        .collect())
 }
 
 /// An event's segments in (doc_id, seg_idx) order with their embeddings and word vectors, from

@@ -173,7 +173,35 @@ pub(super) fn check_row(
     };
     let key_event = name_of(0, true)?.unwrap_or_default();
     let id = name_of(1, true)?.unwrap_or_default();
-    let published = match &cells[2] {
+    let published = published_of(&cells[2], date_format)?;
+    if let Some(why) = published.and_then(implausible) {
+        return Err((Some("published"), why));
+    }
+    let title =
+        text_of(3, false)?.map(|t| crate::import::segment::strip_controls(&t).0.into_owned());
+    let text = match &cells[4] {
+        Cell::Str(s) if !s.trim().is_empty() => s.clone(),
+        _ => text_of(4, true)?.unwrap_or_default(),
+    };
+    let theme = name_of(5, false)?;
+    Ok(Article {
+        key_event,
+        theme,
+        id,
+        published,
+        title,
+        text,
+        origin: (file_idx, row),
+    })
+}
+
+/// The `published` cell of a row: none when empty, else a date read by `date_format` (when
+/// given) or one of [`TIME_FORMS`], or Unix seconds or milliseconds.
+fn published_of(
+    cell: &Cell,
+    date_format: Option<&str>,
+) -> Result<Option<i64>, (Option<&'static str>, String)> {
+    Ok(match cell {
         Cell::Null => None,
         Cell::Str(s) if s.trim().is_empty() => None,
         Cell::Str(s) => Some(
@@ -203,25 +231,6 @@ pub(super) fn check_row(
                 format!("expected a date or Unix seconds or milliseconds, found {what}"),
             ))
         }
-    };
-    if let Some(why) = published.and_then(implausible) {
-        return Err((Some("published"), why));
-    }
-    let title =
-        text_of(3, false)?.map(|t| crate::import::segment::strip_controls(&t).0.into_owned());
-    let text = match &cells[4] {
-        Cell::Str(s) if !s.trim().is_empty() => s.clone(),
-        _ => text_of(4, true)?.unwrap_or_default(),
-    };
-    let theme = name_of(5, false)?;
-    Ok(Article {
-        key_event,
-        theme,
-        id,
-        published,
-        title,
-        text,
-        origin: (file_idx, row),
     })
 }
 
