@@ -15,21 +15,19 @@
 //! is given with its folder (`./wordfreq`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use arrow_array::{RecordBatch, StringArray, UInt32Array};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{StringArray, UInt32Array};
 
 use crate::storage::{Location, StorageError};
 use crate::text;
 
+mod table;
 pub mod wordfreq;
+
+pub use table::{background_schema, write_table, N_DOCS_KEY};
 
 /// The name of the corpus's own articles as the background (`--background corpus`).
 pub const CORPUS: &str = "corpus";
-
-/// Metadata key holding the number of background documents.
-pub const N_DOCS_KEY: &str = "epimine.background.n_docs";
 
 /// Errors of the background boundary.
 #[derive(Debug, thiserror::Error)]
@@ -65,14 +63,6 @@ pub enum BackgroundError {
         /// The file.
         file: String,
     },
-}
-
-/// The schema of a background table.
-pub fn background_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("term", DataType::Utf8, false),
-        Field::new("doc_freq", DataType::UInt32, false),
-    ]))
 }
 
 /// A loaded background: the raw documents of a text file, or the counts of a table.
@@ -248,31 +238,4 @@ pub async fn resolve(spec: &str, corpus: &Location) -> Result<Background, Backgr
         CORPUS => from_corpus(corpus).await,
         file => load(file).await,
     }
-}
-
-/// Writes a background table (sorted `(term, doc_freq)`, N_bg and more metadata) to `out`, whole
-/// or not at all.
-pub async fn write_table(
-    out: &str,
-    doc_freq: &[(String, u32)],
-    n_docs: u64,
-    mut metadata: Vec<(String, String)>,
-) -> Result<(), StorageError> {
-    let batch = RecordBatch::try_new(
-        background_schema(),
-        vec![
-            Arc::new(StringArray::from_iter_values(
-                doc_freq.iter().map(|(t, _)| t.as_str()),
-            )),
-            Arc::new(UInt32Array::from_iter_values(
-                doc_freq.iter().map(|(_, n)| *n),
-            )),
-        ],
-    )
-    .expect("columns match");
-    metadata.insert(0, (N_DOCS_KEY.to_string(), n_docs.to_string()));
-    let (dir, name) = Location::parse_file(out, true)?;
-    dir.write_parquet_with_metadata(&name, background_schema(), &[batch], metadata)
-        .await?;
-    Ok(())
 }

@@ -199,7 +199,7 @@ pub async fn fetch(cache: &Path, sources: &Sources) -> Result<(PathBuf, bool), W
         path: target.clone(),
         source: std::io::Error::other("not a UTF-8 path"),
     })?;
-    super::write_table(
+    super::table::write_table(
         path,
         &doc_freq,
         u64::from(N_DOCS),

@@ -152,6 +152,23 @@ pub fn ranked_density(
     out
 }
 
+/// The mean pairwise cosine of `members`' unit embeddings (1 for fewer than two).
+pub fn mean_pairwise_cosine(embeddings: &[Vec<f32>], members: &[usize]) -> f64 {
+    let m = members.len();
+    if m < 2 {
+        return 1.0;
+    }
+    // Σ_{i<j} u_i·u_j = (|Σ u|² − Σ |u_i|²) / 2: linear in the members; a unit vector's
+    // |u|² is 1, a zero embedding's 0.
+    let self_dots = members
+        .iter()
+        .filter(|&&s| embeddings[s].iter().any(|&x| x != 0.0))
+        .count() as f64;
+    let total: f64 = unit_sum(embeddings, members).iter().map(|x| x * x).sum();
+    let pairs = (m * (m - 1) / 2) as f64;
+    (total - self_dots) / 2.0 / pairs
+}
+
 /// [`harmonic_mean_vector`] of the embeddings of `members`, in their order (an episode's vector,
 /// §6).
 pub fn harmonic_vector_of(embeddings: &[Vec<f32>], members: &[usize]) -> Vec<f32> {

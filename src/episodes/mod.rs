@@ -24,17 +24,18 @@ pub mod params;
 pub mod partition;
 pub mod preparation;
 pub mod select;
+pub mod selection;
 pub mod termspace;
 pub mod uncovered;
 
 pub use assignment::{
-    assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, Dropped,
-    WithoutLlm,
+    assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, WithoutLlm,
 };
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
 pub use floor::split_cores;
 pub use params::{Candidates, EpisodeParams, CORE_TOP, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_RANKED};
 pub use preparation::{prepare, Prepared};
+pub use selection::Dropped;
 
 #[cfg(test)]
 mod tests {
@@ -257,7 +258,7 @@ mod tests {
             confidence: ConfidenceRule::MeanMinusStd,
             ..params
         };
-        let selection = assignment::select_episodes(&input, &specs, &strict, &Steps::quiet());
+        let selection = selection::select_episodes(&input, &specs, &strict, &Steps::quiet());
         let rows = assignment::left_out(&input, "e", &selection, 0);
         let why = assignment::left_out_counts(&rows, 0);
         let covered = (0..segments.len())
@@ -295,7 +296,7 @@ mod tests {
             min_episodes: 0,
             ..EpisodeParams::default()
         };
-        let mut selection = assignment::select_episodes(&input, &specs, &params, &Steps::quiet());
+        let mut selection = selection::select_episodes(&input, &specs, &params, &Steps::quiet());
         assert_eq!(
             assignment::left_out_counts(&assignment::left_out(&input, "e", &selection, 0), 0)
                 .get("below-confidence"),
@@ -320,7 +321,7 @@ mod tests {
             s.doc_id = 100 + (i % 2) as u32;
         }
         let input = input_of(&two, &vectors, &embeddings);
-        let selection = assignment::select_episodes(&input, &all[..2], &params, &Steps::quiet());
+        let selection = selection::select_episodes(&input, &all[..2], &params, &Steps::quiet());
         assert!(uncovered::dense_uncovered_groups(&input, &scores, &selection, &params).is_empty());
     }
 

@@ -2,7 +2,7 @@
 //! `episodes.cover`, default off): after §6 has kept its episodes, the salient segments left in
 //! no episode are grouped by their sentence embeddings, and every group as tight as the
 //! episodes the rules kept becomes an episode of its own, beside them
-//! ([`super::assignment::Selection::add_kept`]: the kept episodes and their segments stay as
+//! ([`super::selection::Selection::add_kept`]: the kept episodes and their segments stay as
 //! they are).
 //!
 //! The term view (§3–§4) proposes candidates only from the top δ articles' fragments, and the
@@ -23,11 +23,12 @@ use std::collections::BTreeSet;
 
 use rayon::prelude::*;
 
-use super::assignment::Selection;
 use super::classify;
+use super::classify::mean_pairwise_cosine;
 use super::event::EventInput;
 use super::floor::core_mean;
 use super::params::{EpisodeParams, CORE_TOP};
+use super::selection::Selection;
 use super::termspace::lower_bound;
 use crate::grouping::linkage::linkage_cut;
 
@@ -38,26 +39,6 @@ pub const MIN_ARTICLES: usize = 3;
 /// At most this many of a kept episode's members (the most similar to its vector) enter its
 /// mean pairwise cosine.
 const TIGHTNESS_SAMPLE: usize = 200;
-
-/// The mean pairwise cosine of `members`' unit embeddings (1 for fewer than two).
-pub fn mean_pairwise_cosine(embeddings: &[Vec<f32>], members: &[usize]) -> f64 {
-    let m = members.len();
-    if m < 2 {
-        return 1.0;
-    }
-    // Σ_{i<j} u_i·u_j = (|Σ u|² − Σ |u_i|²) / 2: linear in the members; a unit vector's
-    // |u|² is 1, a zero embedding's 0.
-    let self_dots = members
-        .iter()
-        .filter(|&&s| embeddings[s].iter().any(|&x| x != 0.0))
-        .count() as f64;
-    let total: f64 = classify::unit_sum(embeddings, members)
-        .iter()
-        .map(|x| x * x)
-        .sum();
-    let pairs = (m * (m - 1) / 2) as f64;
-    (total - self_dots) / 2.0 / pairs
-}
 
 /// The bar the kept episodes of `selection` set: (the loosest kept episode's mean pairwise
 /// cosine among its members, the loosest kept core). None when no episode is kept.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::ReportError;
+use super::error::ReportError;
 use crate::run_folder::history::HISTORY_DIR;
 use crate::storage::Location;
 use crate::tables::{Lineage, Table};
