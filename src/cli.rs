@@ -136,6 +136,15 @@ pub struct OptionalTimelyArgs {
     /// Worker threads per process.
     #[arg(short = 'w', long = "workers", value_parser = at_least_one)]
     pub workers: Option<usize>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub processes: ProcessArgs,
+}
+
+/// The process flags of a layout, shared by [`OptionalTimelyArgs`] and [`TimelyArgs`]: each is
+/// given or left to the launcher.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProcessArgs {
     /// Number of processes (default: the launcher's task count, else 1).
     #[arg(short = 'n', long = "processes")]
     pub processes: Option<usize>,
@@ -171,13 +180,13 @@ impl RunArgs {
         if let Some(w) = t.workers {
             job.cluster.workers = w;
         }
-        if let Some(n) = t.processes {
+        if let Some(n) = t.processes.processes {
             job.cluster.processes = Some(n);
         }
-        if let Some(p) = t.process {
+        if let Some(p) = t.processes.process {
             job.cluster.process = Some(p);
         }
-        if let Some(h) = &t.hostfile {
+        if let Some(h) = &t.processes.hostfile {
             job.cluster.hostfile = Some(h.clone());
         }
         job.with_sets(&self.sets)
@@ -250,16 +259,9 @@ pub struct TimelyArgs {
     /// Worker threads per process.
     #[arg(short = 'w', long = "workers", default_value_t = 1, value_parser = at_least_one)]
     pub workers: usize,
-    /// Number of processes (default: the launcher's task count, else 1).
-    #[arg(short = 'n', long = "processes")]
-    pub processes: Option<usize>,
-    /// This process's index, 0-based (default: SLURM_PROCID or JOB_COMPLETION_INDEX, else 0).
-    #[arg(short = 'p', long = "process")]
-    pub process: Option<usize>,
-    /// File of `host:port` lines, one per process (default: the launcher's peers, else
-    /// localhost:2101, 2102, …).
-    #[arg(short = 'H', long = "hostfile")]
-    pub hostfile: Option<String>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub processes: ProcessArgs,
     /// Kubernetes: the peers' host names, `{index}` and `{job}` filled in (e.g.
     /// `{job}-{index}.epimine`).
     #[arg(long = "hosts", value_name = "PATTERN")]
@@ -275,9 +277,9 @@ impl TimelyArgs {
     pub fn settings(&self) -> crate::cluster::ClusterSettings {
         crate::cluster::ClusterSettings {
             workers: self.workers,
-            processes: self.processes,
-            process: self.process,
-            hostfile: self.hostfile.clone(),
+            processes: self.processes.processes,
+            process: self.processes.process,
+            hostfile: self.processes.hostfile.clone(),
             hosts: self.hosts.clone(),
             port: self.port,
             ..Default::default()

@@ -308,7 +308,7 @@ pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
 #[derive(Debug)]
 pub struct DemoOutcome {
     /// The run's report (`run.json`).
-    pub report: crate::run::RunReport,
+    pub report: crate::run_folder::manifest::RunReport,
     /// The evaluation against the planted episodes.
     pub eval: Report,
     /// The synthetic corpus.

@@ -52,29 +52,6 @@ fn process(
     run(corpus, s(out), &args, env).spawn().unwrap()
 }
 
-/// Waits for a child at most `secs` seconds (then kills it and fails).
-fn wait_bounded(mut child: Child, secs: u64) -> (Output, Duration) {
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return (child.wait_with_output().unwrap(), started.elapsed());
-        }
-        if started.elapsed().as_secs() > secs {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {secs} s: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "failed: {}", stderr(&o));
     o

@@ -31,10 +31,6 @@ fn run_command(corpus: &Path, out: &str, model: Option<&str>, extra: &[&str]) ->
     cmd
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "failed: {}", stderr(&o));
     o

@@ -132,10 +132,6 @@ fn spawn(cmd: &mut Command) -> std::process::Child {
         .unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// The variables `srun -n 2` gives its tasks on one node (as the real Slurm below sets them).
 fn slurm_task(cmd: &mut Command, procid: usize) -> &mut Command {
     cmd.env("SLURM_JOB_ID", "77")

@@ -36,10 +36,6 @@ fn read<T: epimine::tables::Table>(dir: &Path) -> Vec<T> {
     block_on(Location::parse(s(dir), false).unwrap().read_table::<T>()).unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[test]
 fn columns_found_and_missing_are_said_at_once() {
     let dir = scratch();

@@ -710,25 +710,6 @@ fn spawn_process(
     cmd.spawn().expect("epimine starts")
 }
 
-/// Waits for a child at most `secs` seconds (killing it then); its output and how long it took.
-fn wait_bounded(mut child: std::process::Child, secs: u64) -> (Output, std::time::Duration) {
-    let started = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return (child.wait_with_output().unwrap(), started.elapsed());
-        }
-        if started.elapsed().as_secs() > secs {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {secs} s: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn a_lost_process_ends_the_run_quickly_and_a_re_run_resumes() {
     let dir = scratch();

@@ -147,8 +147,13 @@ class Run(_Folder):
         location: str,
         manifest: dict[str, Any] | None,
         workdir: tempfile.TemporaryDirectory[str] | None = None,
+        summary: str | None = None,
     ) -> None:
         super().__init__(location)
+        #: What ``epimine run`` prints last (events done, what the episodes hold and leave out
+        #: and why, the history, what failed), for a run made by :func:`run` or :func:`detect`;
+        #: ``None`` for a folder opened with :func:`open_run`.
+        self.summary = summary
         #: ``run.json``: the resolved job, the layout, the model, per event its status and
         #: counts, every table with its sha256 (``None`` for a folder of tables without one,
         #: e.g. a baseline's).
@@ -460,7 +465,7 @@ def run(
             run_time=run_time,
             progress=callback,
         ))
-    done = Run(result["out"], result["report"])
+    done = Run(result["out"], result["report"], summary=result["summary"])
     _summarise(done)
     return done
 

@@ -207,9 +207,11 @@ pub(crate) fn run(
         // One process: several are the CLI's (a launcher, a hostfile).
         timely: cli::OptionalTimelyArgs {
             workers,
-            processes: Some(1),
-            process: Some(0),
-            hostfile: None,
+            processes: cli::ProcessArgs {
+                processes: Some(1),
+                process: Some(0),
+                hostfile: None,
+            },
         },
     };
     let job = args.job().map_err(|e| Failure::from(e).into_py(py))?;
@@ -226,7 +228,8 @@ pub(crate) fn run(
             let outcome = outcome.ok_or_else(|| {
                 Failure::new(Kind::Other, "the run returned no outcome in process 0")
             })?;
-            text(json!({"out": outcome.out, "report": outcome.report}))
+            let summary = epimine::run_folder::summary::summary(&outcome.report, &outcome.out);
+            text(json!({"out": outcome.out, "report": outcome.report, "summary": summary}))
         })
     })
 }

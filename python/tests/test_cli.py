@@ -23,7 +23,7 @@ def test_import_and_run_give_the_cli_bytes(articles, epimine_bin, tiny_model, ba
     sets = [a for k, v in SETTINGS.items() for a in ("--set", f"{k}={v}")]
     cli(epimine_bin, "import", "--articles", str(articles_file), "--out",
         str(tmp_path / "cli-corpus"))
-    cli(epimine_bin, "run", "--corpus", str(tmp_path / "cli-corpus"), "--background",
+    printed = cli(epimine_bin, "run", "--corpus", str(tmp_path / "cli-corpus"), "--background",
         background, "--out", str(tmp_path / "cli-run"), "--model", tiny_model, "-w", "2",
         *sets)
 
@@ -40,6 +40,10 @@ def test_import_and_run_give_the_cli_bytes(articles, epimine_bin, tiny_model, ba
                                shallow=False), f"{name}: {table}"
         # The resolved job is the CLI's, but for where things are.
         assert run.manifest["job"]["episodes"]["max_episodes"] == 4
+        # The summary is the one the command line printed (what the episodes hold and leave out).
+        held = [line for line in printed.splitlines() if "in an episode" in line]
+        assert held and held == [line for line in run.summary.splitlines()
+                                 if "in an episode" in line], (printed, run.summary)
         assert run.manifest["job"]["terms"]["synonym"] == 0.9
 
 

@@ -16,7 +16,7 @@
 //! worker shares is in `shared`, an event waiting for its episodes in `pending`, the resume
 //! tests' hook in `fault`, the flag that stops a run from outside (the Python package's Ctrl-C)
 //! in [`interrupt`]; what the processes of a job must agree on in [`identity`], the lock that
-//! keeps one run per `--out` in [`lock`], and the history of the `--out` in [`history`].
+//! keeps one run per `--out` in [`crate::storage::lock`], and the history of the `--out` in [`history`].
 
 mod assemble;
 mod cache;
@@ -44,7 +44,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-pub use crate::run_folder::manifest::*;
+use crate::run_folder::manifest::{ModelInfo, RunReport, StageTime, TableEntry};
 pub use crate::run_folder::outputs::Outputs;
 pub use error::RunError;
 pub use interrupt::Interrupt;

@@ -19,6 +19,7 @@ pub mod commit;
 pub mod history;
 pub mod manifest;
 pub mod outputs;
+pub mod summary;
 
 /// The folder of the lock objects inside `--out` (one run per output folder at a time).
 pub use crate::storage::lock::LOCK_DIR;

@@ -207,3 +207,28 @@ pub fn s3_root(test: &str) -> Option<String> {
         ),
     }
 }
+
+/// Waits for a child at most `secs` seconds (killing it then and failing); its output and how
+/// long it took.
+pub fn wait_bounded(mut child: std::process::Child, secs: u64) -> (Output, std::time::Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return (child.wait_with_output().unwrap(), started.elapsed());
+        }
+        if started.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A process's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
