@@ -3,7 +3,7 @@
 //!
 //! Modules, lowest first (each imports only modules before it in this list):
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
-//!   disk or S3, [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every
+//!   disk or S3 and locks a folder for one writer (a run's `--out`, a corpus appended to), [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every
 //!   sha256, [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
 //!   the deployment recipes in the repository's `cluster/`), [`message`] how an error reads;
@@ -15,7 +15,8 @@
 //!   episodes followed from run to run, [`coverage`] what a run's episodes cover, and [`job`] a
 //!   run's settings, theirs together;
 //! - the run folder: [`run_folder`] is what a run leaves in `--out` (tables, `run.json`,
-//!   checkpoints, the commit, the history's files), read by the engine and the commands alike;
+//!   checkpoints, the commit, the history's files, the summary a run prints), read by the engine
+//!   and the commands alike;
 //! - the commands: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`] (paper
 //!   appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the
 //!   built-in default run); [`cli`] parses them for the binary (`src/main.rs`).
