@@ -3,8 +3,9 @@
 //!
 //! Modules, lowest first (each imports only modules before it in this list):
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
-//!   disk or S3 and locks a folder for one writer (a run's `--out`, a corpus appended to), [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every
-//!   sha256, [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
+//!   disk or S3 and locks a folder for one writer (a run's `--out`, a corpus appended to),
+//!   [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every sha256,
+//!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
 //!   the deployment recipes in the repository's `cluster/`), [`message`] how an error reads;
 //! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
