@@ -193,15 +193,9 @@ pub fn select_episodes(
             .map(|&(_, s)| classified[s].similarity)
             .collect()
     };
+    // Each candidate's cohesion: the mean cosine of its members to its vector (0 without).
     let cohesion: Vec<f64> = (0..members.len())
-        .map(|e| {
-            let s = similarities(e);
-            if s.is_empty() {
-                0.0
-            } else {
-                termspace::mean_std(&s).0
-            }
-        })
+        .map(|e| mean_or_zero(&similarities(e)))
         .collect();
     let mut dropped = vec![None; members.len()];
     // Episodes kept: enough segments (§6), then significantly cohesive ones among those, then
@@ -268,16 +262,11 @@ pub fn select_episodes(
             (wanted || densities[e].get().is_some()).then(|| core_mean(density_of(e)))?
         })
         .collect();
+    // The kept episodes' densities, where ranking reads them.
     let densities = densities
         .into_iter()
-        .enumerate()
-        .map(|(e, d)| {
-            if kept[e] && needs_density {
-                d.into_inner()
-            } else {
-                None
-            }
-        })
+        .zip(&kept)
+        .map(|(d, &k)| d.into_inner().filter(|_| k && needs_density))
         .collect();
     Selection {
         classified,
@@ -286,6 +275,15 @@ pub fn select_episodes(
         cohesion,
         core,
         densities,
+    }
+}
+
+/// The mean of `values`, 0 when there are none.
+fn mean_or_zero(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        0.0
+    } else {
+        termspace::mean_std(values).0
     }
 }
 

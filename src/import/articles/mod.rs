@@ -238,33 +238,17 @@ async fn import_from(
         Input::Table(table) => (1, table.name.clone()),
     };
     let stage = crate::progress::Stage::start(&format!("reading and cutting {reading}"));
-    let mut c = Collected::default();
-    match &input {
-        Input::Files(loc, names) => {
-            for name in names {
-                let data = loc.get(name).await?;
-                c.add_file(&loc.display_child(name), &data, config)?;
-            }
-        }
-        Input::Table(table) => c.add_table(table, config)?,
-    }
+    let mut c = collect(&input, config).await?;
     // Every event ordered and de-duplicated first, so that `--on-error fail` lists every bad row
     // (duplicate ids included) before anything is cut or written.
-    let by_event = std::mem::take(&mut c.by_event);
-    let mut events = Vec::with_capacity(by_event.len());
-    let mut late_errors = Vec::new();
-    for (key_event, list) in by_event {
-        let (mut kept, mut summary, errors) = order_event(&key_event, list, &c, config);
-        if let Some((_, known)) = existing.as_ref().and_then(|x| x.events.get(&key_event)) {
-            let before = kept.len();
-            kept.retain(|a| !known.contains(&a.id));
-            summary.already = before - kept.len();
-        }
-        late_errors.extend(errors);
-        events.push((key_event, kept, summary));
-    }
-    let absent = absent_optional(&c, config);
-    let n_files = c.files.len();
+    let (events, late_errors) = ordered_events(&mut c, existing.as_ref(), config);
+    let mut result = ArticlesImport {
+        files,
+        rows: c.rows,
+        absent: absent_optional(&c, config),
+        ..Default::default()
+    };
+    result.read = columns_read(&result.absent, c.files.len(), config);
     let mut errors = c.errors;
     let needs_record = late_errors.len();
     errors.extend(late_errors);
@@ -273,24 +257,12 @@ async fn import_from(
     }
     if needs_record > 0 {
         let from = errors.len() - needs_record;
-        match &input {
-            Input::Files(loc, names) => {
-                fill_records(loc, names, &mut errors[from..], config).await?;
-            }
-            Input::Table(table) => fill_table_records(table, &mut errors[from..], config)?,
-        }
+        fill_late_records(&input, &mut errors[from..], config).await?;
     }
 
     let suffix = existing.as_ref().map_or("", |x| x.suffix.as_str());
     let named = |table: &str| format!("{table}{suffix}.parquet");
     let mut writer = out.table_writer_named::<Segment>(&named(Segment::NAME))?;
-    let mut result = ArticlesImport {
-        files,
-        rows: c.rows,
-        absent,
-        ..Default::default()
-    };
-    result.read = columns_read(&result.absent, n_files, config);
     for (key_event, kept, mut summary) in events {
         let first_doc = existing
             .as_ref()
@@ -324,20 +296,7 @@ async fn import_from(
         }
         return Err(ArticlesError::Empty(spec.into()));
     }
-    errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
-    for e in &errors {
-        tracing::warn!("skipped {e}");
-    }
-    result.rejected = errors
-        .into_iter()
-        .map(|e| Rejected {
-            file: e.file,
-            row: u32::try_from(e.row).unwrap_or(u32::MAX),
-            column: e.column,
-            reason: e.reason,
-            record: e.record,
-        })
-        .collect();
+    result.rejected = rejected_rows(errors);
     // The segments file last: it is what makes the import part of the corpus (an append's
     // number counts them), so a kill before it leaves side tables that the same command
     // writes again, never a segments file whose boilerplate table is missing for good.
@@ -358,17 +317,86 @@ async fn import_from(
     if config.on_error == OnError::Skip {
         result.written.push(named(Rejected::NAME));
     }
-    if existing.is_some() {
-        return Ok(result);
+    if existing.is_none() {
+        // The folder holds this corpus whole: labels and gold episodes of an earlier import
+        // (whose keys name other segments) go.
+        let written: Vec<&str> = result.written.iter().map(String::as_str).collect();
+        crate::corpus::remove_stale_tables(out, &written).await?;
     }
-    let mut written = vec!["segments.parquet", "boilerplate.parquet"];
-    if config.on_error == OnError::Skip {
-        written.push("rejected.parquet");
-    }
-    // The folder holds this corpus whole: labels and gold episodes of an earlier import (whose
-    // keys name other segments) go.
-    crate::corpus::remove_stale_tables(out, &written).await?;
     Ok(result)
+}
+
+/// The whole record of each bad row found after reading (`errors`: duplicate ids), read again
+/// from the input for `rejected.parquet`.
+async fn fill_late_records(
+    input: &Input<'_>,
+    errors: &mut [RowError],
+    config: &ImportConfig,
+) -> Result<(), ArticlesError> {
+    match input {
+        Input::Files(loc, names) => fill_records(loc, names, errors, config).await,
+        Input::Table(table) => fill_table_records(table, errors, config),
+    }
+}
+
+/// Every row of the input, read and checked ([`Collected`]).
+async fn collect(input: &Input<'_>, config: &ImportConfig) -> Result<Collected, ArticlesError> {
+    let mut c = Collected::default();
+    match input {
+        Input::Files(loc, names) => {
+            for name in names {
+                let data = loc.get(name).await?;
+                c.add_file(&loc.display_child(name), &data, config)?;
+            }
+        }
+        Input::Table(table) => c.add_table(table, config)?,
+    }
+    Ok(c)
+}
+
+/// An event's articles to cut, in order, with its summary so far.
+type OrderedEvent = (String, Vec<Article>, ArticleSummary);
+
+/// Every event's articles ordered and de-duplicated ([`order_event`]), less those an append's
+/// corpus holds already (`existing`), and the bad rows found on the way (duplicate ids).
+fn ordered_events(
+    c: &mut Collected,
+    existing: Option<&Existing>,
+    config: &ImportConfig,
+) -> (Vec<OrderedEvent>, Vec<RowError>) {
+    let by_event = std::mem::take(&mut c.by_event);
+    let mut events = Vec::with_capacity(by_event.len());
+    let mut late_errors = Vec::new();
+    for (key_event, list) in by_event {
+        let (mut kept, mut summary, errors) = order_event(&key_event, list, c, config);
+        if let Some((_, known)) = existing.and_then(|x| x.events.get(&key_event)) {
+            let before = kept.len();
+            kept.retain(|a| !known.contains(&a.id));
+            summary.already = before - kept.len();
+        }
+        late_errors.extend(errors);
+        events.push((key_event, kept, summary));
+    }
+    (events, late_errors)
+}
+
+/// The bad rows skipped (`--on-error skip`), each logged, as `rejected` rows in file and row
+/// order.
+fn rejected_rows(mut errors: Vec<RowError>) -> Vec<Rejected> {
+    errors.sort_by(|a, b| (&a.file, a.row).cmp(&(&b.file, b.row)));
+    for e in &errors {
+        tracing::warn!("skipped {e}");
+    }
+    errors
+        .into_iter()
+        .map(|e| Rejected {
+            file: e.file,
+            row: u32::try_from(e.row).unwrap_or(u32::MAX),
+            column: e.column,
+            reason: e.reason,
+            record: e.record,
+        })
+        .collect()
 }
 
 /// Writes `rows` as the table file `name`, whole or not at all.
