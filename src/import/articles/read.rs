@@ -196,106 +196,102 @@ pub(super) fn arrow_cells(
     let time = field == "published";
     // Integers are ids or Unix seconds or milliseconds; every other column holds strings.
     let ints = time || field == "id";
+    let wrong = |found: String, expected: &'static str| ArticlesError::ColumnType {
+        file: file.into(),
+        column: name.into(),
+        found,
+        expected,
+    };
     let n = array.len();
-    let mut out = Vec::with_capacity(n);
-    macro_rules! each {
-        ($arr:expr, $f:expr) => {{
-            let a = $arr;
-            for i in 0..n {
-                out.push(if a.is_null(i) {
-                    Cell::Null
-                } else {
-                    $f(a.value(i))
-                });
-            }
-        }};
-    }
-    match array.data_type() {
-        DataType::Utf8 => each!(array.as_string::<i32>(), |s: &str| Cell::Str(s.into())),
-        DataType::LargeUtf8 => each!(array.as_string::<i64>(), |s: &str| Cell::Str(s.into())),
-        DataType::Utf8View => each!(array.as_string_view(), |s: &str| Cell::Str(s.into())),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-            if !ints =>
-        {
-            return Err(ArticlesError::ColumnType {
-                file: file.into(),
-                column: name.into(),
-                found: array.data_type().to_string(),
-                expected: "a string",
-            })
+    let cells = |f: &dyn Fn(usize) -> Cell| -> Vec<Cell> {
+        (0..n)
+            .map(|i| if array.is_null(i) { Cell::Null } else { f(i) })
+            .collect()
+    };
+    Ok(match array.data_type() {
+        DataType::Utf8 => {
+            let a = array.as_string::<i32>();
+            cells(&|i| Cell::Str(a.value(i).into()))
         }
-        DataType::Int8 => each!(array.as_primitive::<Int8Type>(), |v| Cell::Int(i64::from(
-            v
-        ))),
-        DataType::Int16 => each!(array.as_primitive::<Int16Type>(), |v| Cell::Int(i64::from(
-            v
-        ))),
-        DataType::Int32 => each!(array.as_primitive::<Int32Type>(), |v| Cell::Int(i64::from(
-            v
-        ))),
-        DataType::Int64 => each!(array.as_primitive::<Int64Type>(), Cell::Int),
-        DataType::UInt8 => each!(array.as_primitive::<UInt8Type>(), |v| Cell::Int(i64::from(
-            v
-        ))),
-        DataType::UInt16 => each!(array.as_primitive::<UInt16Type>(), |v| Cell::Int(
-            i64::from(v)
-        )),
-        DataType::UInt32 => each!(array.as_primitive::<UInt32Type>(), |v| Cell::Int(
-            i64::from(v)
-        )),
-        DataType::UInt64 => each!(array.as_primitive::<UInt64Type>(), |v: u64| {
-            i64::try_from(v).map_or_else(|_| Cell::Other(format!("the number {v}")), Cell::Int)
-        }),
-        DataType::Timestamp(unit, _) if time => {
-            let div = match unit {
-                TimeUnit::Second => 1,
-                TimeUnit::Millisecond => 1_000,
-                TimeUnit::Microsecond => 1_000_000,
-                TimeUnit::Nanosecond => 1_000_000_000,
-            };
-            let secs = |v: i64| Cell::Time(v.div_euclid(div));
-            match unit {
-                TimeUnit::Second => each!(array.as_primitive::<TimestampSecondType>(), secs),
-                TimeUnit::Millisecond => {
-                    each!(array.as_primitive::<TimestampMillisecondType>(), secs)
-                }
-                TimeUnit::Microsecond => {
-                    each!(array.as_primitive::<TimestampMicrosecondType>(), secs)
-                }
-                TimeUnit::Nanosecond => {
-                    each!(array.as_primitive::<TimestampNanosecondType>(), secs)
-                }
-            }
+        DataType::LargeUtf8 => {
+            let a = array.as_string::<i64>();
+            cells(&|i| Cell::Str(a.value(i).into()))
         }
-        DataType::Date32 if time => each!(array.as_primitive::<Date32Type>(), |d: i32| {
-            Cell::Time(i64::from(d) * 86_400)
-        }),
-        DataType::Date64 if time => each!(array.as_primitive::<Date64Type>(), |ms: i64| {
-            Cell::Time(ms.div_euclid(1_000))
-        }),
+        DataType::Utf8View => {
+            let a = array.as_string_view();
+            cells(&|i| Cell::Str(a.value(i).into()))
+        }
+        t if t.is_integer() && !ints => return Err(wrong(t.to_string(), "a string")),
+        t if t.is_integer() => integer_cells(array, &cells),
+        DataType::Timestamp(unit, _) if time => timestamp_cells(array, *unit, &cells),
+        DataType::Date32 if time => {
+            let a = array.as_primitive::<Date32Type>();
+            cells(&|i| Cell::Time(i64::from(a.value(i)) * 86_400))
+        }
+        DataType::Date64 if time => {
+            let a = array.as_primitive::<Date64Type>();
+            cells(&|i| Cell::Time(a.value(i).div_euclid(1_000)))
+        }
         other => {
-            return Err(ArticlesError::ColumnType {
-                file: file.into(),
-                column: name.into(),
-                found: other.to_string(),
-                expected: if time {
+            return Err(wrong(
+                other.to_string(),
+                if time {
                     "a timestamp, a date, Unix seconds or milliseconds, or a date string"
                 } else if ints {
                     "a string or an integer"
                 } else {
                     "a string"
                 },
+            ))
+        }
+    })
+}
+
+/// A column's cells from the cell at each row (nulls are `Null`): what [`arrow_cells`] hands
+/// its typed readers.
+type Cells<'a> = dyn Fn(&dyn Fn(usize) -> Cell) -> Vec<Cell> + 'a;
+
+/// The cells of an integer column (`array.data_type().is_integer()`): each an `Int`, or, for a
+/// `u64` past `i64`, the number as an `Other`.
+fn integer_cells(array: &dyn Array, cells: &Cells) -> Vec<Cell> {
+    macro_rules! ints {
+        ($t:ty) => {{
+            let a = array.as_primitive::<$t>();
+            cells(&|i| Cell::Int(i64::from(a.value(i))))
+        }};
+    }
+    match array.data_type() {
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        DataType::UInt8 => ints!(UInt8Type),
+        DataType::UInt16 => ints!(UInt16Type),
+        DataType::UInt32 => ints!(UInt32Type),
+        _ => {
+            let a = array.as_primitive::<UInt64Type>();
+            cells(&|i| {
+                let v = a.value(i);
+                i64::try_from(v).map_or_else(|_| Cell::Other(format!("the number {v}")), Cell::Int)
             })
         }
     }
-    Ok(out)
+}
+
+/// The cells of a timestamp column in `unit`: Unix seconds (`Time`), rounded down.
+fn timestamp_cells(array: &dyn Array, unit: TimeUnit, cells: &Cells) -> Vec<Cell> {
+    macro_rules! secs {
+        ($t:ty, $div:expr) => {{
+            let a = array.as_primitive::<$t>();
+            cells(&|i| Cell::Time(a.value(i).div_euclid($div)))
+        }};
+    }
+    match unit {
+        TimeUnit::Second => secs!(TimestampSecondType, 1),
+        TimeUnit::Millisecond => secs!(TimestampMillisecondType, 1_000),
+        TimeUnit::Microsecond => secs!(TimestampMicrosecondType, 1_000_000),
+        TimeUnit::Nanosecond => secs!(TimestampNanosecondType, 1_000_000_000),
+    }
 }
 
 /// Hands a Parquet file's rows to `sink`; returns its columns.
