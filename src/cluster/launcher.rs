@@ -296,35 +296,8 @@ fn slurm(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterError> {
             "slurm: SLURM_PROCID={procid} is out of range for {count_var}={count}"
         )));
     }
-    let distribution = env("SLURM_DISTRIBUTION").unwrap_or_default();
-    let cyclic = match distribution.split([':', ',']).next().unwrap_or("") {
-        "" | "block" => false,
-        "cyclic" => true,
-        other => {
-            return Err(err(format!(
-                "slurm: SLURM_DISTRIBUTION={distribution}: tasks laid out by `{other}` cannot be \
-                 placed; start with srun --distribution=block (the default) or cyclic, or give \
-                 --hostfile"
-            )))
-        }
-    };
-    // (node, index on the node) of every task.
-    let mut tasks: Vec<(usize, usize)> = Vec::with_capacity(count);
-    if cyclic {
-        let mut placed = vec![0usize; nodes.len()];
-        while tasks.len() < count {
-            for (node, &cap) in per_node.iter().enumerate() {
-                if placed[node] < cap {
-                    tasks.push((node, placed[node]));
-                    placed[node] += 1;
-                }
-            }
-        }
-    } else {
-        for (node, &cap) in per_node.iter().enumerate() {
-            tasks.extend((0..cap).map(|local| (node, local)));
-        }
-    }
+    let cyclic = cyclic_layout(&env("SLURM_DISTRIBUTION").unwrap_or_default())?;
+    let tasks = place_tasks(&per_node, count, cyclic);
     let (node, local) = tasks[procid];
     let layout = if cyclic { "cyclic" } else { "block" };
     let claimed_local = number(env, "SLURM_LOCALID")?;
@@ -352,6 +325,42 @@ fn slurm(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterError> {
         processes: Some((count, count_var)),
         peers: Peers::Tasks(peers),
     })
+}
+
+/// Whether `SLURM_DISTRIBUTION` lays tasks out cyclically (`cyclic`) or in blocks (`block`, the
+/// default, or unset); any other layout is an error that says how to start instead.
+fn cyclic_layout(distribution: &str) -> Result<bool, ClusterError> {
+    match distribution.split([':', ',']).next().unwrap_or("") {
+        "" | "block" => Ok(false),
+        "cyclic" => Ok(true),
+        other => Err(err(format!(
+            "slurm: SLURM_DISTRIBUTION={distribution}: tasks laid out by `{other}` cannot be \
+             placed; start with srun --distribution=block (the default) or cyclic, or give \
+             --hostfile"
+        ))),
+    }
+}
+
+/// (node, index on the node) of each of `count` tasks, `per_node[n]` of them on node n, laid
+/// out in blocks (node by node) or cyclically (one a node in turn), as srun places them.
+fn place_tasks(per_node: &[usize], count: usize, cyclic: bool) -> Vec<(usize, usize)> {
+    let mut tasks: Vec<(usize, usize)> = Vec::with_capacity(count);
+    if cyclic {
+        let mut placed = vec![0usize; per_node.len()];
+        while tasks.len() < count {
+            for (node, &cap) in per_node.iter().enumerate() {
+                if placed[node] < cap {
+                    tasks.push((node, placed[node]));
+                    placed[node] += 1;
+                }
+            }
+        }
+    } else {
+        for (node, &cap) in per_node.iter().enumerate() {
+            tasks.extend((0..cap).map(|local| (node, local)));
+        }
+    }
+    tasks
 }
 
 /// A pod of a Kubernetes Indexed Job: its completion index; the count and the peers' host
