@@ -146,28 +146,7 @@ pub(super) fn laplacian_eigenvectors(
     if m <= dim + 1 {
         return None;
     }
-    let mut local = std::collections::HashMap::with_capacity(m);
-    for (p, &i) in idx.iter().enumerate() {
-        local.insert(i, p);
-    }
-    // Rows of the subgraph (edges are sorted by (i, j), so the order is fixed).
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m];
-    for &&(i, j, w) in edges {
-        if let (Some(&a), Some(&b)) = (local.get(&i), local.get(&j)) {
-            rows[a].push((b, w));
-        }
-    }
-    let inv_sqrt_deg: Vec<f64> = rows
-        .iter()
-        .map(|r| {
-            let d: f64 = r.iter().map(|e| e.1).sum();
-            if d > 0.0 {
-                1.0 / d.sqrt()
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let (rows, inv_sqrt_deg) = subgraph_rows(edges, idx);
     let apply = |x: &[f64]| -> Vec<f64> {
         rows.iter()
             .enumerate()
@@ -191,14 +170,7 @@ pub(super) fn laplacian_eigenvectors(
             let mut w: Vec<f64> = (0..m)
                 .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
                 .collect();
-            for _ in 0..2 {
-                for v in basis {
-                    let c = dot(&w, v);
-                    for (x, y) in w.iter_mut().zip(v) {
-                        *x -= c * y;
-                    }
-                }
-            }
+            orthogonalize(&mut w, basis);
             let b = dot(&w, &w).sqrt();
             if b > 1e-8 {
                 return Some(w.into_iter().map(|x| x / b).collect());
@@ -214,15 +186,7 @@ pub(super) fn laplacian_eigenvectors(
         let mut w = apply(&basis[s]);
         let a = dot(&w, &basis[s]);
         alpha.push(a);
-        // Full reorthogonalization (twice, for stability) against every basis vector.
-        for _ in 0..2 {
-            for v in &basis {
-                let c = dot(&w, v);
-                for (x, y) in w.iter_mut().zip(v) {
-                    *x -= c * y;
-                }
-            }
-        }
+        orthogonalize(&mut w, &basis);
         if s + 1 == steps {
             break;
         }
@@ -240,7 +204,65 @@ pub(super) fn laplacian_eigenvectors(
     if k < dim + 1 {
         return None;
     }
-    // The tridiagonal matrix's eigenpairs, by cyclic Jacobi rotations.
+    Some(ritz_vectors(&alpha, &beta, &basis, dim, m))
+}
+
+/// The rows of the subgraph on `idx` (local indices; `edges` sorted by (i, j), so the order is
+/// fixed) and each row's 1 / √degree (0 for an isolated point): D^-½ W D^-½ is applied from
+/// them.
+fn subgraph_rows(
+    edges: &[&(usize, usize, f64)],
+    idx: &[usize],
+) -> (Vec<Vec<(usize, f64)>>, Vec<f64>) {
+    let m = idx.len();
+    let mut local = std::collections::HashMap::with_capacity(m);
+    for (p, &i) in idx.iter().enumerate() {
+        local.insert(i, p);
+    }
+    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m];
+    for &&(i, j, w) in edges {
+        if let (Some(&a), Some(&b)) = (local.get(&i), local.get(&j)) {
+            rows[a].push((b, w));
+        }
+    }
+    let inv_sqrt_deg: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            let d: f64 = r.iter().map(|e| e.1).sum();
+            if d > 0.0 {
+                1.0 / d.sqrt()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    (rows, inv_sqrt_deg)
+}
+
+/// Removes from `w` its components along every vector of the orthonormal `basis`, twice (full
+/// reorthogonalization, for stability).
+fn orthogonalize(w: &mut [f64], basis: &[Vec<f64>]) {
+    for _ in 0..2 {
+        for v in basis {
+            let c: f64 = w.iter().zip(v).map(|(a, b)| a * b).sum();
+            for (x, y) in w.iter_mut().zip(v) {
+                *x -= c * y;
+            }
+        }
+    }
+}
+
+/// The `dim` leading eigenvectors after the first (of the `m`-point Lanczos `basis` with
+/// tridiagonal `alpha`, `beta`), by cyclic Jacobi rotations of the tridiagonal matrix: each
+/// point's row of the spectral layout.
+fn ritz_vectors(
+    alpha: &[f64],
+    beta: &[f64],
+    basis: &[Vec<f64>],
+    dim: usize,
+    m: usize,
+) -> Vec<Vec<f64>> {
+    let k = alpha.len();
     let mut t = vec![vec![0.0; k]; k];
     for i in 0..k {
         t[i][i] = alpha[i];
@@ -261,7 +283,7 @@ pub(super) fn laplacian_eigenvectors(
             }
         }
     }
-    Some(out)
+    out
 }
 
 /// Eigenvalues and eigenvectors (columns of the second result) of a small symmetric matrix by
