@@ -166,17 +166,22 @@ enum Fate {
     New,
 }
 
-/// [`match_event`] for one trial: `known` by stable id, `found` by episode id.
-fn match_trial(
-    stamp: &Stamp,
-    key_event: &str,
-    trial: u32,
-    known: Vec<EpisodeState>,
-    found: Vec<EpisodeKeys>,
-) -> (Vec<Lineage>, Vec<EpisodeState>) {
-    let mut next_id = known.iter().map(|k| k.stable_id + 1).max().unwrap_or(0);
-    let (live, dormant): (Vec<EpisodeState>, Vec<EpisodeState>) =
-        known.into_iter().partition(EpisodeState::live);
+/// How one trial's new episodes match the previous run's live ones ([`match_episodes`]).
+struct Matching {
+    /// Each new episode's fate (`None`: a new id).
+    fate: Vec<Option<Fate>>,
+    /// Each live previous episode's successor that kept its id.
+    kept_by: Vec<Option<usize>>,
+    /// Each live previous episode with no successor of its id that merged into a new one.
+    merged_into: Vec<Option<usize>>,
+    /// Each new episode's stable id.
+    ids: Vec<u32>,
+}
+
+/// Matches `found` (a trial's new episodes) to `live` (the previous run's): by shared segments,
+/// most shared first; then split off and merged into; then by vector between those with no
+/// link; ids kept, else the next free ones from `next_id` in episode_id order.
+fn match_episodes(live: &[EpisodeState], found: &[EpisodeKeys], mut next_id: u32) -> Matching {
     let overlap: Vec<Vec<usize>> = live
         .iter()
         .map(|p| {
@@ -236,7 +241,7 @@ fn match_trial(
     let mut pairs: Vec<(f64, usize, usize)> = (0..live.len())
         .filter(|&p| kept_by[p].is_none() && merged_into[p].is_none())
         .flat_map(|p| {
-            let (live, found, fate) = (&live, &found, &fate);
+            let fate = &fate;
             (0..found.len())
                 .filter(move |&c| fate[c].is_none())
                 .map(move |c| (cosine(&live[p].vector, &found[c].vector), p, c))
@@ -267,7 +272,25 @@ fn match_trial(
             *m = None;
         }
     }
-    let row = |stable_id: u32, status: &str, title: &str| Lineage {
+    Matching {
+        fate,
+        kept_by,
+        merged_into,
+        ids,
+    }
+}
+
+/// A lineage row of `stamp`'s run for `key_event`'s `trial` with only its id, status and title
+/// set (the caller fills in the rest).
+fn blank_row(
+    stamp: &Stamp,
+    key_event: &str,
+    trial: u32,
+    stable_id: u32,
+    status: &str,
+    title: &str,
+) -> Lineage {
+    Lineage {
         run: stamp.run,
         run_time: stamp.run_time,
         previous_run: stamp.previous.map(|p| p.0),
@@ -288,73 +311,40 @@ fn match_trial(
         new_articles: None,
         joined_articles: 0,
         lost_segments: 0,
+    }
+}
+
+/// [`match_event`] for one trial: `known` by stable id, `found` by episode id.
+fn match_trial(
+    stamp: &Stamp,
+    key_event: &str,
+    trial: u32,
+    known: Vec<EpisodeState>,
+    found: Vec<EpisodeKeys>,
+) -> (Vec<Lineage>, Vec<EpisodeState>) {
+    let next_id = known.iter().map(|k| k.stable_id + 1).max().unwrap_or(0);
+    let (live, dormant): (Vec<EpisodeState>, Vec<EpisodeState>) =
+        known.into_iter().partition(EpisodeState::live);
+    let m = match_episodes(&live, &found, next_id);
+    let row = |stable_id: u32, status: &str, title: &str| {
+        blank_row(stamp, key_event, trial, stable_id, status, title)
     };
     let mut rows = Vec::new();
     let mut state = dormant;
     for (c, f) in found.iter().enumerate() {
-        let fate = fate[c].unwrap_or(Fate::New);
-        let mut from: Vec<usize> = match fate {
-            Fate::Keeps(p, _) => std::iter::once(p)
-                .chain((0..live.len()).filter(|&q| merged_into[q] == Some(c)))
-                .collect(),
-            Fate::Split(p) => vec![p],
-            Fate::New => Vec::new(),
-        };
-        let skip = 1.min(from.len());
-        from[skip..].sort_by_key(|&q| live[q].stable_id);
-        let segs: Vec<&[u64]> = from
-            .iter()
-            .map(|&q| live[q].segment_keys.as_slice())
-            .collect();
-        let arts: Vec<&[u64]> = from
-            .iter()
-            .map(|&q| live[q].article_keys.as_slice())
-            .collect();
-        let (status, matched_by, previous, lost) = match fate {
-            Fate::Keeps(p, by_segments) => {
-                let prev = &live[p].segment_keys;
-                (
-                    match f.segment_keys.len().cmp(&prev.len()) {
-                        std::cmp::Ordering::Greater => "grown",
-                        std::cmp::Ordering::Less => "shrunk",
-                        std::cmp::Ordering::Equal => "continued",
-                    },
-                    Some(if by_segments { "segments" } else { "vector" }),
-                    prev.len() as u32,
-                    not_in(prev, &[&f.segment_keys]),
-                )
-            }
-            Fate::Split(_) => ("split", Some("segments"), 0, 0),
-            Fate::New => ("new", None, 0, 0),
-        };
-        rows.push(Lineage {
-            episode_id: Some(f.episode_id),
-            from_ids: from.iter().map(|&q| live[q].stable_id).collect(),
-            matched_by: matched_by.map(Into::into),
-            n_segments: f.segment_keys.len() as u32,
-            n_articles: f.article_keys.len() as u32,
-            previous_segments: previous,
-            new_segments: not_in(&f.segment_keys, &segs),
-            joined_articles: not_in(&f.article_keys, &arts),
-            lost_segments: lost,
-            ..row(ids[c], status, &f.title)
-        });
+        let (r, st) = found_row(&live, &m, c, f, &row);
+        rows.push(r);
         state.push(EpisodeState {
             key_event: key_event.to_string(),
             trial,
-            stable_id: ids[c],
-            episode_id: Some(f.episode_id),
-            title: f.title.clone(),
-            segment_keys: f.segment_keys.clone(),
-            article_keys: f.article_keys.clone(),
-            vector: f.vector.clone(),
+            ..st
         });
     }
     for (p, k) in live.iter().enumerate() {
-        if kept_by[p].is_some() {
+        if m.kept_by[p].is_some() {
             continue;
         }
-        let into = merged_into[p].map(|c| ids[c]);
+        let into = m.merged_into[p].map(|c| m.ids[c]);
         rows.push(Lineage {
             into_id: into,
             previous_segments: k.segment_keys.len() as u32,
@@ -376,6 +366,77 @@ fn match_trial(
     rows.sort_by_key(|r| r.stable_id);
     state.sort_by_key(|s| s.stable_id);
     (rows, state)
+}
+
+/// The lineage row and the state handed on of new episode `c` (`f`) by its fate in `m`: the
+/// previous episodes it comes from (the one whose id it keeps first, then those merged into it
+/// by id), its status and what it gained and lost. The state's event and trial are the
+/// caller's to set.
+fn found_row(
+    live: &[EpisodeState],
+    m: &Matching,
+    c: usize,
+    f: &EpisodeKeys,
+    row: &dyn Fn(u32, &str, &str) -> Lineage,
+) -> (Lineage, EpisodeState) {
+    let fate = m.fate[c].unwrap_or(Fate::New);
+    let mut from: Vec<usize> = match fate {
+        Fate::Keeps(p, _) => std::iter::once(p)
+            .chain((0..live.len()).filter(|&q| m.merged_into[q] == Some(c)))
+            .collect(),
+        Fate::Split(p) => vec![p],
+        Fate::New => Vec::new(),
+    };
+    let skip = 1.min(from.len());
+    from[skip..].sort_by_key(|&q| live[q].stable_id);
+    let segs: Vec<&[u64]> = from
+        .iter()
+        .map(|&q| live[q].segment_keys.as_slice())
+        .collect();
+    let arts: Vec<&[u64]> = from
+        .iter()
+        .map(|&q| live[q].article_keys.as_slice())
+        .collect();
+    let (status, matched_by, previous, lost) = match fate {
+        Fate::Keeps(p, by_segments) => {
+            let prev = &live[p].segment_keys;
+            (
+                match f.segment_keys.len().cmp(&prev.len()) {
+                    std::cmp::Ordering::Greater => "grown",
+                    std::cmp::Ordering::Less => "shrunk",
+                    std::cmp::Ordering::Equal => "continued",
+                },
+                Some(if by_segments { "segments" } else { "vector" }),
+                prev.len() as u32,
+                not_in(prev, &[&f.segment_keys]),
+            )
+        }
+        Fate::Split(_) => ("split", Some("segments"), 0, 0),
+        Fate::New => ("new", None, 0, 0),
+    };
+    let lineage = Lineage {
+        episode_id: Some(f.episode_id),
+        from_ids: from.iter().map(|&q| live[q].stable_id).collect(),
+        matched_by: matched_by.map(Into::into),
+        n_segments: f.segment_keys.len() as u32,
+        n_articles: f.article_keys.len() as u32,
+        previous_segments: previous,
+        new_segments: not_in(&f.segment_keys, &segs),
+        joined_articles: not_in(&f.article_keys, &arts),
+        lost_segments: lost,
+        ..row(m.ids[c], status, &f.title)
+    };
+    let state = EpisodeState {
+        key_event: String::new(),
+        trial: 0,
+        stable_id: m.ids[c],
+        episode_id: Some(f.episode_id),
+        title: f.title.clone(),
+        segment_keys: f.segment_keys.clone(),
+        article_keys: f.article_keys.clone(),
+        vector: f.vector.clone(),
+    };
+    (lineage, state)
 }
 
 #[cfg(test)]
