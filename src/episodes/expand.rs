@@ -157,7 +157,6 @@ pub fn build_term_set(
     params: &TermParams,
     segments: &[&str],
 ) -> TermSet {
-    let (expansion, synonym) = (params.expansion, params.synonym);
     let mut rows: Vec<Term> = rows.to_vec();
     let units: HashMap<&str, Vec<f32>> = vectors
         .iter()
@@ -175,42 +174,82 @@ pub fn build_term_set(
         by_salience,
     );
     let before: Vec<(f64, bool)> = rows.iter().map(|r| (r.salience, r.salient)).collect();
-
-    // Expansion: a non-salient word whose best cosine to a salient term is ≥ `expansion`.
     if !units.is_empty() {
-        let seed_units: Vec<(usize, &Vec<f32>)> = seeds
-            .iter()
-            .filter_map(|&i| units.get(rows[i].term.as_str()).map(|u| (i, u)))
-            .collect();
-        let candidates: Vec<usize> = cap_by(
-            (0..rows.len())
-                .filter(|&w| !rows[w].salient && units.contains_key(rows[w].term.as_str()))
-                .collect(),
-            params.max_candidates,
-            |a, b| {
-                rows[*b]
-                    .freq
-                    .cmp(&rows[*a].freq)
-                    .then(rows[*a].term.cmp(&rows[*b].term))
-            },
-        );
-        let expanded: Vec<(usize, usize, f64)> = candidates
-            .par_iter()
-            .filter_map(|&w| {
-                let u = &units[rows[w].term.as_str()];
-                best_match(u, &seed_units, expansion, None).map(|(s, cos)| (w, s, cos))
-            })
-            .collect();
-        for (w, s, cos) in expanded {
-            let (from, salience) = (rows[s].term.clone(), rows[s].salience);
-            rows[w].salient = true;
-            rows[w].salience = cos * salience;
-            rows[w].expanded_from = Some(from);
-        }
+        expand(&mut rows, &units, &seeds, params);
     }
+    let t = term_set(&mut rows, &before, params);
+    let groups = synonym_groups(&rows, &t, &units, params.synonym);
+    for row in rows.iter_mut() {
+        row.group = None;
+    }
+    for (k, &i) in t.iter().enumerate() {
+        rows[i].group = Some(groups[k]);
+    }
+    let salient: Vec<SalientTerm> = t
+        .iter()
+        .zip(&groups)
+        .map(|(&i, &g)| SalientTerm {
+            term: rows[i].term.clone(),
+            salience: rows[i].salience,
+            group: g,
+        })
+        .collect();
+    let key_event = rows
+        .first()
+        .map(|r| r.key_event.clone())
+        .unwrap_or_default();
+    let pairs = group_pairs(&key_event, &salient, segments);
+    TermSet {
+        rows,
+        salient,
+        pairs,
+    }
+}
 
-    // T by descending salience (ties by term), at most `max_terms`: the rest leave T (an
-    // expanded word as it was before).
+/// Expansion: a non-salient word (of the `max_candidates` most frequent with a vector) whose
+/// best cosine to a salient term of `seeds` is ≥ `params.expansion` becomes salient, its
+/// salience that cosine times the term's.
+fn expand(
+    rows: &mut [Term],
+    units: &HashMap<&str, Vec<f32>>,
+    seeds: &[usize],
+    params: &TermParams,
+) {
+    let expansion = params.expansion;
+    let seed_units: Vec<(usize, &Vec<f32>)> = seeds
+        .iter()
+        .filter_map(|&i| units.get(rows[i].term.as_str()).map(|u| (i, u)))
+        .collect();
+    let candidates: Vec<usize> = cap_by(
+        (0..rows.len())
+            .filter(|&w| !rows[w].salient && units.contains_key(rows[w].term.as_str()))
+            .collect(),
+        params.max_candidates,
+        |a, b| {
+            rows[*b]
+                .freq
+                .cmp(&rows[*a].freq)
+                .then(rows[*a].term.cmp(&rows[*b].term))
+        },
+    );
+    let expanded: Vec<(usize, usize, f64)> = candidates
+        .par_iter()
+        .filter_map(|&w| {
+            let u = &units[rows[w].term.as_str()];
+            best_match(u, &seed_units, expansion, None).map(|(s, cos)| (w, s, cos))
+        })
+        .collect();
+    for (w, s, cos) in expanded {
+        let (from, salience) = (rows[s].term.clone(), rows[s].salience);
+        rows[w].salient = true;
+        rows[w].salience = cos * salience;
+        rows[w].expanded_from = Some(from);
+    }
+}
+
+/// T: the salient rows by descending salience (ties by term), at most `params.max_terms`; the
+/// rest leave T (an expanded word as it was before: `before`).
+fn term_set(rows: &mut [Term], before: &[(f64, bool)], params: &TermParams) -> Vec<usize> {
     let mut t: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].salient).collect();
     t.sort_by(|&a, &b| {
         rows[b]
@@ -226,8 +265,17 @@ pub fn build_term_set(
         }
         t.truncate(params.max_terms);
     }
+    t
+}
 
-    // Synonym groups: each term joins its nearest neighbour in T when cos ≥ `synonym`.
+/// Synonym groups of T (`t`, indices into `rows`): each term joins its nearest neighbour in T
+/// when their cosine is ≥ `synonym`; groups are numbered by their most salient member.
+fn synonym_groups(
+    rows: &[Term],
+    t: &[usize],
+    units: &HashMap<&str, Vec<f32>>,
+    synonym: f64,
+) -> Vec<u32> {
     let mut parent: Vec<usize> = (0..t.len()).collect();
     fn find(p: &mut [usize], x: usize) -> usize {
         let mut r = x;
@@ -269,23 +317,13 @@ pub fn build_term_set(
         let next = group_of_root.len() as u32;
         *group = *group_of_root.entry(r).or_insert(next);
     }
-    for row in rows.iter_mut() {
-        row.group = None;
-    }
-    for (k, &i) in t.iter().enumerate() {
-        rows[i].group = Some(groups[k]);
-    }
-    let salient: Vec<SalientTerm> = t
-        .iter()
-        .zip(&groups)
-        .map(|(&i, &g)| SalientTerm {
-            term: rows[i].term.clone(),
-            salience: rows[i].salience,
-            group: g,
-        })
-        .collect();
+    groups
+}
 
-    // Pairs in the group sense.
+/// Pairs in the group sense: two salient terms co-occur in a segment when their groups both
+/// appear in it (counted per chunk of segments and added up: integers, the same for any
+/// split), with each pair's discriminative score (docs/method.md §2).
+fn group_pairs(key_event: &str, salient: &[SalientTerm], segments: &[&str]) -> Vec<Pair> {
     let index: HashMap<&str, usize> = salient
         .iter()
         .enumerate()
@@ -341,10 +379,6 @@ pub fn build_term_set(
             }
         }
     }
-    let key_event = rows
-        .first()
-        .map(|r| r.key_event.clone())
-        .unwrap_or_default();
     let mut pairs: Vec<Pair> = freq
         .iter()
         .map(|(&(a, b), &f)| {
@@ -353,7 +387,7 @@ pub fn build_term_set(
                 std::mem::swap(&mut x, &mut y);
             }
             Pair {
-                key_event: key_event.clone(),
+                key_event: key_event.to_string(),
                 a: x,
                 b: y,
                 freq: f,
@@ -362,11 +396,7 @@ pub fn build_term_set(
         })
         .collect();
     pairs.sort_by(|p, q| (&p.a, &p.b).cmp(&(&q.a, &q.b)));
-    TermSet {
-        rows,
-        salient,
-        pairs,
-    }
+    pairs
 }
 
 #[cfg(test)]
