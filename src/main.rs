@@ -206,7 +206,7 @@ async fn demo_command(args: cli::DemoArgs) -> anyhow::Result<ExitStatus> {
         outcome.corpus
     );
     println!(
-        "run outputs: {} (episodes, assignments, episode_articles, fragments, terms, pairs .parquet; job.toml; run.json)",
+        "run outputs: {} (episodes, assignments, episode_articles, left_out, fragments, terms, pairs, lineage .parquet; job.toml; run.json)",
         outcome.run
     );
     println!(
