@@ -357,11 +357,10 @@ fn cap(
             ranked.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)))
         }
         super::params::CapBy::Core => {
-            let core: Vec<(usize, f64)> = ranked
+            let mut by_core: Vec<(usize, f64)> = ranked
                 .iter()
                 .map(|&e| (e, core_of(e).unwrap_or(f64::NEG_INFINITY)))
                 .collect();
-            let mut by_core = core;
             by_core.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             ranked = by_core.into_iter().map(|(e, _)| e).collect();
         }
