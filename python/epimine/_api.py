@@ -473,17 +473,13 @@ def run(
 def _summarise(done: Run) -> None:
     """The command line's summary lines, on the ``epimine`` logger; a warning for a partial
     run."""
-    manifest = done.manifest or {}
-    events = manifest.get("events", [])
-    ok = sum(1 for e in events if e.get("status") == "ok")
-    reused = manifest.get("checkpoints", {}).get("reused", 0)
-    episodes = sum(e["counts"]["episodes"] for e in events)
-    _log.info("%d of %d events done (%d reused from their checkpoints), %d episodes; wrote %s",
-              ok, len(events), reused, episodes, done.location)
+    # The summary the command line prints (the same function writes it: `Run.summary`).
+    for line in (done.summary or "").splitlines():
+        _log.info("%s", line)
     if not done.partial:
         return
     lines = [f"skipped {e['key_event']}: {e.get('error')}" for e in done.skipped]
-    for e in events:
+    for e in (done.manifest or {}).get("events", []):
         for f in (e.get("llm") or {}).get("fallbacks", []):
             lines.append(f"fell back {e['key_event']} (trial {f['trial']}): {f['error']}")
     warnings.warn(PartialRunWarning(f"{done.location}: a partial run:\n" + "\n".join(lines)),
