@@ -422,7 +422,7 @@ fn a_server_that_rejects_a_structured_form_is_asked_in_the_next_from_then_on() {
             serde_json::json!(["episodes"])
         );
     }
-    assert_eq!(client.form(), llm::client::Form::JsonObject);
+    assert_eq!(client.form(), llm::Form::JsonObject);
     let why = client.structured_off().expect("said why");
     assert!(why.contains("500") && why.contains("json_schema"), "{why}");
 
@@ -447,7 +447,7 @@ fn a_server_that_rejects_a_structured_form_is_asked_in_the_next_from_then_on() {
     assert!(reqs[2..]
         .iter()
         .all(|r| r.body.get("response_format").is_none()));
-    assert_eq!(client.form(), llm::client::Form::Off);
+    assert_eq!(client.form(), llm::Form::Off);
     // With `structured = false` the field is never sent.
     let mut cfg = config(Backend::Openai, &server.url, None);
     cfg.structured = false;

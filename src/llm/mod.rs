@@ -4,19 +4,26 @@
 //! returns 2..k episodes with a five-field title, keywords and example sentences.
 //!
 //! [`config`] is the `[llm]` section and [`error`] its errors; [`prompt`] builds the prompt and
-//! parses and validates answers; [`client`] is the transport (retries, budget, cache). [`estimate`] runs one event's trial: ask, validate, and send an
-//! invalid answer back with a note of what was wrong, up to `answer_retries` times.
+//! parses and validates answers; [`client`] asks for one completion (retries, budget), from
+//! the answer cache (`cache`) or over HTTP (`transport`) in the server's wire format
+//! ([`protocol`]). [`estimate`] runs one event's trial: ask, validate, and send an invalid
+//! answer back with a note of what was wrong, up to `answer_retries` times.
 
+mod cache;
 pub mod client;
 pub mod config;
 pub mod error;
 pub mod prompt;
+pub mod protocol;
 mod retry;
+mod transport;
 
-pub use client::{Client, EventWaits, Message, Usage};
+pub use client::{Client, Usage};
 pub use config::{Backend, LlmConfig};
 pub use error::LlmError;
 pub use prompt::LlmEpisode;
+pub use protocol::{Form, Message};
+pub use retry::EventWaits;
 
 /// The start of `text`, at most `limit` bytes (on a character boundary), marked when cut.
 pub fn head(text: &str, limit: usize) -> String {

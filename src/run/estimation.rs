@@ -417,7 +417,7 @@ fn llm_report(
         trials: job.llm.trials,
         usage,
         fallbacks,
-        structured: client.form() != crate::llm::client::Form::Off,
+        structured: client.form() != crate::llm::Form::Off,
         structured_form: client.form().name(job.llm.backend),
         structured_off: client.structured_off(),
         context_tokens: context.0,
