@@ -177,187 +177,259 @@ pub fn run_worker(
     let probe = Handle::new();
     let index = worker.index();
     let peers = worker.peers();
-
-    let (mut occ_in, mut pair_in, mut bg_in, mut dict_in, mut fail_in, salient_sink, sinks) =
-        worker.dataflow::<Time, _, _>(|scope| {
-            // (event, term) once per segment that holds it.
-            let (occ_in, occurrences) = scope.new_collection::<TermKey, isize>();
-            // (event, a, b) once per segment that holds both, a and b salient.
-            let (pair_in, salient_pairs) = scope.new_collection::<PairKey, isize>();
-            let (bg_in, background) = scope.new_collection::<TermId, isize>();
-            let (dict_in, dictionary) = scope.new_collection::<DictEntry, isize>();
-            let (fail_in, failures) = scope.new_collection::<(), isize>();
-
-            // freq(w): distinct segments per (event, term). Key: (EventId, TermId).
-            let freq = occurrences.count();
-            // bgf(w): background documents per term. Key: TermId.
-            let bg_freq = background.count();
-            // The background join, by term; terms absent from the background get bgf = 0.
-            let by_term = freq.map(|((e, t), n)| (t, (e, n as u32)));
-            let with_bg = by_term
-                .clone()
-                .join_map(bg_freq.clone(), |&t, &(e, n), &bgf| (e, (t, n, bgf as u32)));
-            let without_bg = by_term
-                .antijoin(bg_freq.map(|(t, _)| t))
-                .map(|(t, (e, n))| (e, (t, n, 0u32)));
-            // Salience (eq. 3) and the salient set, per event. Key: EventId.
-            let scored = with_bg.concat(without_bg).reduce(move |_e, input, output| {
-                let saliences: Vec<f64> = input
-                    .iter()
-                    .map(|((_, n, bgf), _)| salience(*n, *bgf, n_bg))
-                    .collect();
-                let valid: Vec<f64> = saliences
-                    .iter()
-                    .copied()
-                    .filter(|s| *s != NOT_SALIENT)
-                    .collect();
-                let mean = if valid.is_empty() {
-                    f64::INFINITY
-                } else {
-                    valid.iter().sum::<f64>() / valid.len() as f64
-                };
-                for (((t, n, bgf), _), s) in input.iter().zip(saliences) {
-                    let salient = s != NOT_SALIENT && s > mean;
-                    output.push(((*t, *n, *bgf, s.to_bits(), salient), 1));
-                }
-            });
-            let salient = scored
-                .clone()
-                .filter(|(_, stat)| stat.4)
-                .map(|(e, stat)| (e, stat.0));
-            // The salient sets go to every worker, which pairs the salient terms of its own
-            // segments in pass 2.
-            let salient_sink: Sink<(EventId, TermId)> = Rc::new(RefCell::new(Vec::new()));
-            let push = Rc::clone(&salient_sink);
-            salient
-                .clone()
-                .inner
-                .broadcast()
-                .inspect(move |update| push.borrow_mut().push(*update))
-                .probe_with(&probe);
-            // |T| per event. Key: EventId.
-            let t_size = salient.map(|(e, _)| e).count();
-            // freq(a,b): segments holding both. Key: (EventId, a, b).
-            let pair_freq = salient_pairs.count();
-            // Σ_w freq(a,w) and |F_a| = #{w : freq(a,w) > 1}. Key: (EventId, TermId).
-            let per_term = pair_freq
-                .clone()
-                .flat_map(|((e, a, b), n)| [((e, a), n), ((e, b), n)])
-                .reduce(|_k, input, output| {
-                    let mut sum = 0u64;
-                    let mut big_f = 0u32;
-                    for (n, mult) in input {
-                        sum += (**n as u64) * (*mult as u64);
-                        if **n > 1 {
-                            big_f += *mult as u32;
-                        }
-                    }
-                    output.push(((sum, big_f), 1));
-                });
-            // d(a,b) (eq. 1). Keys: (EventId, a), (EventId, b), EventId.
-            let pairs = pair_freq
-                .map(|((e, a, b), n)| ((e, a), (b, n as u32)))
-                .join_map(per_term.clone(), |&(e, a), &(b, n), &(sa, fa)| {
-                    ((e, b), (a, n, sa, fa))
-                })
-                .join_map(per_term, |&(e, b), &(a, n, sa, fa), &(sb, fb)| {
-                    (e, (a, b, n, sa, fa, sb, fb))
-                })
-                .join_map(t_size, |&e, &(a, b, n, sa, fa, sb, fb), &t| {
-                    let d = discriminative(n, sa, sb, fa, fb, t as u32);
-                    ((e, a, b), (n, d.to_bits()))
-                });
-
-            let sinks = match deliver {
-                Deliver::Gather => Sinks::Gather(
-                    gather(scored, &probe),
-                    gather(pairs, &probe),
-                    gather(dictionary.distinct(), &probe),
-                    gather(failures.map(|()| 0u8), &probe),
-                ),
-                Deliver::ByEvent => {
-                    // The strings of each event's terms: joins with the dictionary by term id
-                    // (key: TermId), then by event id (key: EventId).
-                    let dictionary = dictionary.distinct();
-                    let term_names = dictionary
-                        .clone()
-                        .filter(|(is_event, _, _)| !is_event)
-                        .map(|(_, t, text)| (t, text));
-                    let event_names = dictionary
-                        .filter(|(is_event, _, _)| *is_event)
-                        .map(|(_, e, text)| (e, text));
-                    let named = scored
-                        .map(|(e, stat)| (stat.0, (e, stat)))
-                        .join_map(term_names, |_, &(e, stat), term| (e, (term.clone(), stat)))
-                        .join_map(event_names, |&e, (term, stat), name| {
-                            ((e, name.clone()), term.clone(), *stat)
-                        });
-                    // Exchange key: the event's statistics worker.
-                    Sinks::ByEvent(
-                        route(named, &probe, move |t: &NamedTerm| {
-                            keys::stats_worker(t.0 .0, peers) as u64
-                        }),
-                        everywhere(failures.map(|()| 0u8), &probe),
-                    )
-                }
-            };
-            (
-                occ_in,
-                pair_in,
-                bg_in,
-                dict_in,
-                fail_in,
-                salient_sink,
-                sinks,
-            )
-        });
-
-    // Moves every input to `time` and flushes it.
-    macro_rules! advance {
-        ($time:expr; $($input:ident),+) => {
-            $( $input.advance_to($time); $input.flush(); )+
+    let (mut inputs, salient_sink, sinks) = worker.dataflow::<Time, _, _>(|scope| {
+        let (occ, occurrences) = scope.new_collection::<TermKey, isize>();
+        let (pair, salient_pairs) = scope.new_collection::<PairKey, isize>();
+        let (bg, background) = scope.new_collection::<TermId, isize>();
+        let (dict, dictionary) = scope.new_collection::<DictEntry, isize>();
+        let (fail, failures) = scope.new_collection::<(), isize>();
+        let scored = scored_terms(occurrences, background, n_bg);
+        let salient = scored
+            .clone()
+            .filter(|(_, stat)| stat.4)
+            .map(|(e, stat)| (e, stat.0));
+        // The salient sets go to every worker, which pairs the salient terms of its own
+        // segments in pass 2.
+        let salient_sink = everywhere(salient.clone(), &probe);
+        let pairs = pair_statistics(salient_pairs, salient);
+        let results = Results {
+            scored,
+            pairs,
+            dictionary: dictionary.distinct(),
+            failures: failures.map(|()| 0u8),
         };
-    }
+        let sinks = results.deliver(deliver, peers, &probe);
+        let inputs = Inputs {
+            occ,
+            pair,
+            bg,
+            dict,
+            fail,
+        };
+        (inputs, salient_sink, sinks)
+    });
     let mut background: Vec<(TermId, u32)> = background.into_iter().collect();
     background.sort_unstable();
     for (t, n) in background {
-        bg_in.update(t, n as isize);
+        inputs.bg.update(t, n as isize);
     }
+    feed_rounds(worker, &mut inputs, &salient_sink, &probe, signs, read);
+    drop(inputs);
+    worker.step_while(|| !probe.done());
+    sinks.collect(index)
+}
+
+/// The dataflow's inputs.
+struct Inputs {
+    /// (event, term) once per segment that holds it.
+    occ: InputSession<Time, TermKey, isize>,
+    /// (event, a, b) once per segment that holds both, a and b salient.
+    pair: InputSession<Time, PairKey, isize>,
+    /// Background document counts per term.
+    bg: InputSession<Time, TermId, isize>,
+    /// Id → string of events and terms.
+    dict: InputSession<Time, DictEntry, isize>,
+    /// One record per worker whose reading failed.
+    fail: InputSession<Time, (), isize>,
+}
+
+impl Inputs {
+    /// Moves every input to `time` and flushes it.
+    fn advance_to(&mut self, time: Time) {
+        self.occ.advance_to(time);
+        self.occ.flush();
+        self.pair.advance_to(time);
+        self.pair.flush();
+        self.bg.advance_to(time);
+        self.bg.flush();
+        self.dict.advance_to(time);
+        self.dict.flush();
+        self.fail.advance_to(time);
+        self.fail.flush();
+    }
+}
+
+/// Salience (paper eq. 3) and the salient flag of every term of every event, from the
+/// segment occurrences and the background's document counts.
+///
+/// Exchange keys: (EventId, TermId) for freq(w), TermId for bgf(w) and the background join,
+/// EventId for the salient set.
+fn scored_terms<'a>(
+    occurrences: VecCollection<'a, Time, TermKey, isize>,
+    background: VecCollection<'a, Time, TermId, isize>,
+    n_bg: u64,
+) -> VecCollection<'a, Time, (EventId, TermStat), isize> {
+    // freq(w): distinct segments per (event, term). Key: (EventId, TermId).
+    let freq = occurrences.count();
+    // bgf(w): background documents per term. Key: TermId.
+    let bg_freq = background.count();
+    // The background join, by term; terms absent from the background get bgf = 0.
+    let by_term = freq.map(|((e, t), n)| (t, (e, n as u32)));
+    let with_bg = by_term
+        .clone()
+        .join_map(bg_freq.clone(), |&t, &(e, n), &bgf| (e, (t, n, bgf as u32)));
+    let without_bg = by_term
+        .antijoin(bg_freq.map(|(t, _)| t))
+        .map(|(t, (e, n))| (e, (t, n, 0u32)));
+    // Salience (eq. 3) and the salient set, per event. Key: EventId.
+    with_bg
+        .concat(without_bg)
+        .reduce(move |_e, input, output| score_event(input, output, n_bg))
+}
+
+/// One event's terms (term, freq, bgf) scored: salient when their salience is above the mean
+/// of the event's valid saliences.
+fn score_event(
+    input: &[(&(TermId, u32, u32), isize)],
+    output: &mut Vec<(TermStat, isize)>,
+    n_bg: u64,
+) {
+    let saliences: Vec<f64> = input
+        .iter()
+        .map(|((_, n, bgf), _)| salience(*n, *bgf, n_bg))
+        .collect();
+    let valid: Vec<f64> = saliences
+        .iter()
+        .copied()
+        .filter(|s| *s != NOT_SALIENT)
+        .collect();
+    let mean = if valid.is_empty() {
+        f64::INFINITY
+    } else {
+        valid.iter().sum::<f64>() / valid.len() as f64
+    };
+    for (((t, n, bgf), _), s) in input.iter().zip(saliences) {
+        let salient = s != NOT_SALIENT && s > mean;
+        output.push(((*t, *n, *bgf, s.to_bits(), salient), 1));
+    }
+}
+
+/// d(a, b) (paper eq. 1) of every co-occurring salient pair of every event.
+///
+/// Exchange keys: (EventId, a, b) for freq(a, b); (EventId, TermId) for each term's sums;
+/// (EventId, a), (EventId, b) and EventId for the three joins.
+fn pair_statistics<'a>(
+    salient_pairs: VecCollection<'a, Time, PairKey, isize>,
+    salient: VecCollection<'a, Time, TermKey, isize>,
+) -> VecCollection<'a, Time, PairStat, isize> {
+    // |T| per event. Key: EventId.
+    let t_size = salient.map(|(e, _)| e).count();
+    // freq(a,b): segments holding both. Key: (EventId, a, b).
+    let pair_freq = salient_pairs.count();
+    // Σ_w freq(a,w) and |F_a| = #{w : freq(a,w) > 1}. Key: (EventId, TermId).
+    let per_term = pair_freq
+        .clone()
+        .flat_map(|((e, a, b), n)| [((e, a), n), ((e, b), n)])
+        .reduce(|_k, input, output| {
+            let mut sum = 0u64;
+            let mut big_f = 0u32;
+            for (n, mult) in input {
+                sum += (**n as u64) * (*mult as u64);
+                if **n > 1 {
+                    big_f += *mult as u32;
+                }
+            }
+            output.push(((sum, big_f), 1));
+        });
+    pair_freq
+        .map(|((e, a, b), n)| ((e, a), (b, n as u32)))
+        .join_map(per_term.clone(), |&(e, a), &(b, n), &(sa, fa)| {
+            ((e, b), (a, n, sa, fa))
+        })
+        .join_map(per_term, |&(e, b), &(a, n, sa, fa), &(sb, fb)| {
+            (e, (a, b, n, sa, fa, sb, fb))
+        })
+        .join_map(t_size, |&e, &(a, b, n, sa, fa, sb, fb), &t| {
+            let d = discriminative(n, sa, sb, fa, fb, t as u32);
+            ((e, a, b), (n, d.to_bits()))
+        })
+}
+
+/// The dataflow's results, before they are delivered.
+struct Results<'a> {
+    scored: VecCollection<'a, Time, (EventId, TermStat), isize>,
+    pairs: VecCollection<'a, Time, PairStat, isize>,
+    dictionary: VecCollection<'a, Time, DictEntry, isize>,
+    failures: VecCollection<'a, Time, u8, isize>,
+}
+
+impl Results<'_> {
+    /// Sends the results where `deliver` says, into sinks.
+    fn deliver(self, deliver: Deliver, peers: usize, probe: &Handle<Time>) -> Sinks {
+        match deliver {
+            Deliver::Gather => Sinks::Gather(
+                gather(self.scored, probe),
+                gather(self.pairs, probe),
+                gather(self.dictionary, probe),
+                gather(self.failures, probe),
+            ),
+            Deliver::ByEvent => {
+                // The strings of each event's terms: joins with the dictionary by term id
+                // (key: TermId), then by event id (key: EventId).
+                let term_names = self
+                    .dictionary
+                    .clone()
+                    .filter(|(is_event, _, _)| !is_event)
+                    .map(|(_, t, text)| (t, text));
+                let event_names = self
+                    .dictionary
+                    .filter(|(is_event, _, _)| *is_event)
+                    .map(|(_, e, text)| (e, text));
+                let named = self
+                    .scored
+                    .map(|(e, stat)| (stat.0, (e, stat)))
+                    .join_map(term_names, |_, &(e, stat), term| (e, (term.clone(), stat)))
+                    .join_map(event_names, |&e, (term, stat), name| {
+                        ((e, name.clone()), term.clone(), *stat)
+                    });
+                // Exchange key: the event's statistics worker.
+                Sinks::ByEvent(
+                    route(named, probe, move |t: &NamedTerm| {
+                        keys::stats_worker(t.0 .0, peers) as u64
+                    }),
+                    everywhere(self.failures, probe),
+                )
+            }
+        }
+    }
+}
+
+/// Feeds every round: pass 1 (time 2r) the occurrences and the dictionary, pass 2 (time 2r + 1)
+/// the salient pairs under the salient sets pass 1 gave, with earlier rounds' pairs corrected
+/// for the events whose salient set changed. A worker whose reading failed says so in `fail`
+/// and goes on, so that no worker waits forever.
+fn feed_rounds(
+    worker: &mut timely::worker::Worker,
+    inputs: &mut Inputs,
+    salient_sink: &Sink<TermKey>,
+    probe: &Handle<Time>,
+    signs: &[isize],
+    read: &mut ReadRound<'_>,
+) {
     // The salient sets after the previous round, and the running sums behind the current ones.
     let mut previous = SalientSets::new();
     let mut membership: HashMap<TermKey, isize> = HashMap::new();
-    let mut failed = false;
     for (round, &sign) in signs.iter().enumerate() {
         // Pass 1: segment frequencies and the dictionary.
-        let ok = read(round, &mut |segments| {
+        let mut failed = !read(round, &mut |segments| {
             let (occurrences, dictionary) = occurrences_of(segments, sign);
             for (record, diff) in occurrences {
-                occ_in.update(record, diff);
+                inputs.occ.update(record, diff);
             }
             for entry in dictionary {
-                dict_in.insert(entry);
+                inputs.dict.insert(entry);
             }
-            occ_in.flush();
-            dict_in.flush();
+            inputs.occ.flush();
+            inputs.dict.flush();
             // Let the operators take this piece in before the next is read.
             worker.step();
         });
-        failed |= !ok;
         let pass_2 = (2 * round + 1) as Time;
-        advance!(pass_2; occ_in, pair_in, bg_in, dict_in, fail_in);
+        inputs.advance_to(pass_2);
         worker.step_while(|| probe.less_than(&pass_2));
 
         // Pass 2: the salient pairs under the new salient sets.
-        for ((e, t), _, diff) in take(&salient_sink) {
-            *membership.entry((e, t)).or_insert(0) += diff;
-        }
-        let mut current = SalientSets::new();
-        for (&(e, t), &n) in &membership {
-            if n > 0 {
-                current.entry(e).or_default().insert(t);
-            }
-        }
-        membership.retain(|_, n| *n != 0);
+        let current = salient_sets(&mut membership, salient_sink);
         let changed: HashSet<EventId> = current
             .keys()
             .chain(previous.keys())
@@ -367,7 +439,7 @@ pub fn run_worker(
         // Earlier rounds: for the events whose salient set changed, new pairs minus old ones.
         if !changed.is_empty() {
             for (earlier, &earlier_sign) in signs[..round].iter().enumerate() {
-                let ok = read(earlier, &mut |segments| {
+                failed |= !read(earlier, &mut |segments| {
                     let mut pairs = HashMap::new();
                     let of_changed = segments
                         .iter()
@@ -377,58 +449,45 @@ pub fn run_worker(
                         add_pairs(&mut pairs, e, &terms, &current, earlier_sign);
                         add_pairs(&mut pairs, e, &terms, &previous, -earlier_sign);
                     }
-                    feed_pairs(&mut pair_in, pairs);
+                    feed_pairs(&mut inputs.pair, pairs);
                     worker.step();
                 });
-                failed |= !ok;
             }
         }
         // This round: its pairs under the new sets.
-        let ok = read(round, &mut |segments| {
+        failed |= !read(round, &mut |segments| {
             let mut pairs = HashMap::new();
             for s in segments {
                 let (e, terms) = term_ids(s);
                 add_pairs(&mut pairs, e, &terms, &current, sign);
             }
-            feed_pairs(&mut pair_in, pairs);
+            feed_pairs(&mut inputs.pair, pairs);
             worker.step();
         });
-        failed |= !ok;
         if failed {
-            fail_in.update((), 1);
-            failed = false;
+            inputs.fail.update((), 1);
         }
         let next = (2 * round + 2) as Time;
-        advance!(next; occ_in, pair_in, bg_in, dict_in, fail_in);
+        inputs.advance_to(next);
         worker.step_while(|| probe.less_than(&next));
         previous = current;
     }
-    drop((occ_in, pair_in, bg_in, dict_in, fail_in));
-    worker.step_while(|| !probe.done());
+}
 
-    match sinks {
-        Sinks::Gather(..) if index != 0 => None,
-        Sinks::Gather(terms, pairs, dictionary, failures) => {
-            let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
-            let pairs = snapshot(take(&pairs)).into_iter().map(|(d, _)| d).collect();
-            let dictionary = snapshot(take(&dictionary))
-                .into_iter()
-                .map(|(d, _)| d)
-                .collect();
-            let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
-            Some(Delivered::Gathered(Gathered {
-                terms,
-                pairs,
-                dictionary,
-                failures,
-            }))
-        }
-        Sinks::ByEvent(terms, failures) => {
-            let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
-            let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
-            Some(Delivered::Share(Share { terms, failures }))
+/// The salient sets after a pass 1: the broadcast updates of `sink` added to the running sums
+/// in `membership` (from which the terms no longer in any set are removed).
+fn salient_sets(membership: &mut HashMap<TermKey, isize>, sink: &Sink<TermKey>) -> SalientSets {
+    for ((e, t), _, diff) in take(sink) {
+        *membership.entry((e, t)).or_insert(0) += diff;
+    }
+    let mut current = SalientSets::new();
+    for (&(e, t), &n) in membership.iter() {
+        if n > 0 {
+            current.entry(e).or_default().insert(t);
         }
     }
+    membership.retain(|_, n| *n != 0);
+    current
 }
 
 /// The sinks of the results, by [`Deliver`].
@@ -440,6 +499,37 @@ enum Sinks {
         Sink<u8>,
     ),
     ByEvent(Sink<NamedTerm>, Sink<u8>),
+}
+
+impl Sinks {
+    /// What worker `index` returns once the dataflow is done: with [`Deliver::Gather`] worker
+    /// 0's consolidated results (nothing elsewhere), with [`Deliver::ByEvent`] every worker's
+    /// share.
+    fn collect(self, index: usize) -> Option<Delivered> {
+        match self {
+            Sinks::Gather(..) if index != 0 => None,
+            Sinks::Gather(terms, pairs, dictionary, failures) => {
+                let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
+                let pairs = snapshot(take(&pairs)).into_iter().map(|(d, _)| d).collect();
+                let dictionary = snapshot(take(&dictionary))
+                    .into_iter()
+                    .map(|(d, _)| d)
+                    .collect();
+                let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
+                Some(Delivered::Gathered(Gathered {
+                    terms,
+                    pairs,
+                    dictionary,
+                    failures,
+                }))
+            }
+            Sinks::ByEvent(terms, failures) => {
+                let terms = snapshot(take(&terms)).into_iter().map(|(d, _)| d).collect();
+                let failures = snapshot(take(&failures)).into_iter().map(|(_, n)| n).sum();
+                Some(Delivered::Share(Share { terms, failures }))
+            }
+        }
+    }
 }
 
 /// The distinct (event, term)s of each segment, with `diff`, summed over the segments; and the
