@@ -15,9 +15,9 @@ use ndarray::Array2;
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256Plus;
 
-use crate::encoder::fetch::{resolve_model, ResolveError};
 use crate::encoder::{self, DefaultBackend, Encoder, Vectors};
 use crate::grouping::density::{self, DensityParams};
+use crate::models::{resolve_model, ResolveError};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, GoldEpisode, Segment, Table};
 

@@ -15,7 +15,7 @@ use crate::llm::LlmConfig;
 
 /// The default encoder model: a name in the model cache (the one `epimine models fetch` fetches
 /// by default).
-pub const DEFAULT_MODEL: &str = crate::encoder::fetch::DEFAULT_MODEL_NAME;
+pub const DEFAULT_MODEL: &str = crate::models::DEFAULT_MODEL_NAME;
 /// Expansion bound: a non-salient word whose best cosine to a salient term reaches it joins T.
 pub const DEFAULT_EXPANSION: f64 = 0.75;
 /// Synonym bound: terms whose nearest neighbour is at least this similar share a group.

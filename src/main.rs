@@ -4,10 +4,11 @@
 use anyhow::Context;
 use clap::Parser;
 use epimine::cli::{self, BackgroundCommand, BaselineCommand, Cli, Command, ModelsCommand};
-use epimine::encoder::{fetch, ShapePolicy};
+use epimine::encoder::ShapePolicy;
 use epimine::grouping::density::DensityParams;
 use epimine::grouping::umap::UmapParams;
 use epimine::import::{self, articles};
+use epimine::models as fetch;
 use epimine::storage::Location;
 use epimine::{background, baseline, demo, encode, eval, report, stats, synth, tables};
 
@@ -274,8 +275,8 @@ async fn background_command(args: cli::BackgroundBuildArgs) -> anyhow::Result<Ex
 /// `epimine background fetch`.
 async fn background_fetch(args: cli::BackgroundFetchArgs) -> anyhow::Result<ExitStatus> {
     use epimine::background::wordfreq;
-    let cache = epimine::encoder::fetch::model_cache(args.dir.as_deref())?;
-    let sources = epimine::encoder::fetch::Sources::from_env();
+    let cache = epimine::models::model_cache(args.dir.as_deref())?;
+    let sources = epimine::models::Sources::from_env();
     let (path, fetched) = wordfreq::fetch(&cache, &sources).await?;
     let how = if fetched {
         "fetched"

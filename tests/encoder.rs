@@ -319,9 +319,9 @@ fn a_layer_beyond_the_model_is_an_error() {
 /// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
 /// which fetches it first) makes its absence a failure instead of a skip.
 fn minilm_dir() -> Option<PathBuf> {
-    let cache = epimine::encoder::fetch::model_cache(None).ok()?;
-    let dir = epimine::encoder::fetch::default_model_dir(&cache);
-    if epimine::encoder::fetch::is_complete(&dir) {
+    let cache = epimine::models::model_cache(None).ok()?;
+    let dir = epimine::models::default_model_dir(&cache);
+    if epimine::models::is_complete(&dir) {
         return Some(dir);
     }
     if std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() == Ok("1") {

@@ -316,9 +316,9 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
 /// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
 /// which fetches it first) makes its absence a failure instead of a skip.
 fn minilm_dir() -> Option<std::path::PathBuf> {
-    let cache = epimine::encoder::fetch::model_cache(None).ok()?;
-    let dir = epimine::encoder::fetch::default_model_dir(&cache);
-    if epimine::encoder::fetch::is_complete(&dir) {
+    let cache = epimine::models::model_cache(None).ok()?;
+    let dir = epimine::models::default_model_dir(&cache);
+    if epimine::models::is_complete(&dir) {
         return Some(dir);
     }
     assert!(

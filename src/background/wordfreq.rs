@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::encoder::fetch::{self, Sources};
+use crate::models::{self as fetch, Sources};
 use crate::text;
 
 /// The name that asks for this background (`--background wordfreq`; also the default).
@@ -176,9 +176,10 @@ pub async fn fetch(cache: &Path, sources: &Sources) -> Result<(PathBuf, bool), W
             reason,
         };
         let client = fetch::http_client().map_err(failed)?;
-        let (wheel, sha) = fetch::pypi_wheel(&client, sources, PACKAGE, Some(VERSION), &wheel_path)
-            .await
-            .map_err(failed)?;
+        let (wheel, sha) =
+            fetch::pypi::pypi_wheel(&client, sources, PACKAGE, Some(VERSION), &wheel_path)
+                .await
+                .map_err(failed)?;
         if !sha.eq_ignore_ascii_case(WHEEL_SHA256) {
             return Err(WordfreqError::Data {
                 file: wheel,

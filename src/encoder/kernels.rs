@@ -20,7 +20,7 @@ pub fn kernel_cache_dir(setting: Option<&str>) -> Result<PathBuf, EncoderError> 
     if let Some(dir) = std::env::var_os(KERNELS_ENV).filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    let models = super::fetch::model_cache(None).map_err(|e| {
+    let models = crate::models::model_cache(None).map_err(|e| {
         EncoderError::Invalid(format!(
             "no kernel cache: set encoder.kernel_cache or ${KERNELS_ENV} ({e})"
         ))

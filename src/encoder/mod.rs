@@ -25,13 +25,12 @@
 //! computes; `batching` groups sequences, `words` sums a word's occurrences, `device` picks the
 //! backend and tunes the CPU, `host` reads tensors back, `error` is [`EncoderError`]. The model:
 //! [`config`] → [`model`] (init, forward) → [`loader`] (weights, key map) → [`pooling`];
-//! [`tokenize`] for both roles; [`fetch`] fills the model cache and resolves a model's name.
+//! [`tokenize`] for both roles; the model cache and its fetch are [`crate::models`].
 
 mod batching;
 pub mod config;
 mod device;
 mod error;
-pub mod fetch;
 mod front;
 mod host;
 pub mod kernels;

@@ -27,7 +27,7 @@ pub enum RunError {
     Runtime(#[from] crate::runtime::RuntimeError),
     /// The model is neither a folder nor in the cache, or its fetch failed.
     #[error("model: {0}")]
-    Resolve(#[from] encoder::fetch::ResolveError),
+    Resolve(#[from] crate::models::ResolveError),
     /// The job is invalid.
     #[error(transparent)]
     Job(#[from] crate::job::JobError),

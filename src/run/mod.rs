@@ -51,9 +51,9 @@ pub use interrupt::Interrupt;
 
 use crate::background;
 use crate::cluster::Cluster;
-use crate::encoder::fetch::resolve_model;
 use crate::job::Job;
 use crate::llm;
+use crate::models::resolve_model;
 use crate::progress::Stage;
 use crate::run_folder::{checkpoint, commit};
 use crate::stats::{self, Round};
