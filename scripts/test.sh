@@ -59,10 +59,16 @@ cargo clippy -p epimine-python --all-targets -- -D warnings
 echo "== cargo doc (the library's doc comments: every link resolves, warnings are errors; ~20 s)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
 
+# The test build first: it builds the binary too (the integration tests run it), with the
+# features the tests unify, so the fetches below use it instead of a second build of every
+# dependency (`cargo run` would build them again without the test-only features: ~10 min on
+# 2 cores, issue 49 item 6).
+echo "== cargo test --no-run (the test binaries and target/debug/epimine)"
+cargo test --all-targets --no-run
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
-cargo run --quiet -- models fetch
+target/debug/epimine models fetch
 echo "== epimine background fetch (the default background: wordfreq's word lists, a 57 MB wheel; a no-op once cached)"
-cargo run --quiet -- background fetch
+target/debug/epimine background fetch
 export EPIMINE_REQUIRE_MINILM=1
 
 echo "== cargo test"
@@ -76,9 +82,12 @@ scripts/python-tests.sh
 echo "   Python package built and tested in $(( $(date +%s) - python_start )) s"
 
 # The CUDA build needs no download and no CUDA toolkit (burn 0.21: cubecl 0.10 loads libcuda
-# at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small.
+# at run time). Its own target dir keeps the CPU build's artifacts; no debug info keeps it small,
+# and its dependencies are not optimised: nothing heavy runs in it here, and optimised they took
+# this step to 27 min on the 2-core CI machine (6.6 min without, cold, on ours; issue 49 item 6).
 echo "== cargo build --features cuda"
-CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins
+CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins \
+    --config 'profile.dev.package."*".opt-level=0'
 # Where there is no GPU (no libcuda, or no device) the CUDA build says so in one line and exits 1
 # (issue 48 item 4: it used to panic in a worker thread and end with a segmentation fault);
 # where there is one, it encodes.
