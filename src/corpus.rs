@@ -1,8 +1,8 @@
 //! The corpus by row groups: which worker reads what. Both the statistics dataflow and the
 //! per-event stages of `epimine run` read a corpus this way: the row groups of every
-//! `segments*.parquet`, in name order, dealt to the workers by [`keys::owner`].
+//! `segments*.parquet`, in name order, dealt to the workers by [`sharding::owner`].
 
-use crate::keys;
+use crate::sharding;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Segment, Table};
 
@@ -185,7 +185,7 @@ pub async fn my_row_groups(
     for (name, groups) in segment_files(corpus).await? {
         mine.extend(
             (0..groups)
-                .filter(|g| keys::owner(unit + g, peers) == index)
+                .filter(|g| sharding::owner(unit + g, peers) == index)
                 .map(|g| (name.clone(), g)),
         );
         unit += groups;

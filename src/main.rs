@@ -481,7 +481,7 @@ fn main() -> std::process::ExitCode {
         Ok(ExitStatus::Partial) => std::process::ExitCode::from(3),
         Err(e) => {
             epimine::storage::remove_empty_folders(&created);
-            eprintln!("error: {}", epimine::message::one_line(e.as_ref()));
+            eprintln!("error: {}", epimine::error_line::one_line(e.as_ref()));
             std::process::ExitCode::FAILURE
         }
     }

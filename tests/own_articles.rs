@@ -208,7 +208,7 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     let segments: Vec<Segment> = read(&corpus);
     let with_levee: BTreeSet<(&str, u32)> = segments
         .iter()
-        .filter(|s| epimine::text::distinct_terms(&s.text).contains(&"levee".to_string()))
+        .filter(|s| epimine::terms::distinct_terms(&s.text).contains(&"levee".to_string()))
         .map(|s| (s.key_event.as_str(), s.doc_id))
         .collect();
     assert_eq!(flood.bg_freq as usize, with_levee.len());

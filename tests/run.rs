@@ -131,9 +131,9 @@ fn every_segment_is_in_an_episode_or_left_out_with_why() {
 #[test]
 fn run_writes_every_output_identically_for_any_layout() {
     let dir = scratch();
-    // 70 articles an event: two encoding units each (`keys::ARTICLES_PER_UNIT` = 64), so with
+    // 70 articles an event: two encoding units each (`sharding::ARTICLES_PER_UNIT` = 64), so with
     // 2 workers an event's units are encoded apart and their word sums added on the owner.
-    assert_eq!(epimine::stats::keys::ARTICLES_PER_UNIT, 64);
+    assert_eq!(epimine::sharding::ARTICLES_PER_UNIT, 64);
     let corpus = synth(dir.path(), 3, 70);
     let bg = corpus.join("background.txt");
     let model = tiny_model();

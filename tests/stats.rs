@@ -17,7 +17,7 @@ fn reference(segments: &[Segment], background: &[String]) -> (Vec<Term>, Vec<Pai
     let n_bg = background.len() as f64;
     let mut bgf: HashMap<String, u32> = HashMap::new();
     for doc in background {
-        for t in epimine::text::distinct_terms(doc) {
+        for t in epimine::terms::distinct_terms(doc) {
             *bgf.entry(t).or_default() += 1;
         }
     }
@@ -29,7 +29,11 @@ fn reference(segments: &[Segment], background: &[String]) -> (Vec<Term>, Vec<Pai
     for (event, segs) in by_event {
         let seg_terms: Vec<BTreeSet<String>> = segs
             .iter()
-            .map(|s| epimine::text::distinct_terms(&s.text).into_iter().collect())
+            .map(|s| {
+                epimine::terms::distinct_terms(&s.text)
+                    .into_iter()
+                    .collect()
+            })
             .collect();
         let mut freq: BTreeMap<&str, u32> = BTreeMap::new();
         for ts in &seg_terms {

@@ -1,7 +1,7 @@
 //! The commands: each resolves its arguments with the CLI's own code (`epimine::cli`) and calls
 //! the library function the CLI calls (src/main.rs), on a thread of its own ([`call`]). What
 //! they return crosses as JSON (the same serialisation as `run.json` and `eval --json`), or as
-//! a [`Table`].
+//! a [`PyTable`].
 
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::call::{self, until_interrupted};
 use crate::errors::{Failure, Kind};
-use crate::table::{self, Table};
+use crate::table::{self, PyTable};
 
 /// A JSON value as text.
 fn text(value: serde_json::Value) -> Result<String, Failure> {
@@ -363,7 +363,7 @@ pub(crate) fn list_tables(py: Python<'_>, location: String) -> PyResult<Vec<Stri
 
 /// The table `name` (a file name) of the folder `location`, read whole.
 #[pyfunction]
-pub(crate) fn read_table(py: Python<'_>, location: String, name: String) -> PyResult<Table> {
+pub(crate) fn read_table(py: Python<'_>, location: String, name: String) -> PyResult<PyTable> {
     call::blocking(py, None, move |interrupt| {
         until_interrupted(&interrupt, async {
             let loc = Location::parse(&location, false)?;

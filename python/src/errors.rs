@@ -56,7 +56,7 @@ impl Failure {
     pub(crate) fn of(kind: Kind, e: &(dyn std::error::Error + 'static)) -> Self {
         Self {
             kind,
-            message: epimine::message::one_line(e),
+            message: epimine::error_line::one_line(e),
         }
     }
 

@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 fn _epimine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logs::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_class::<table::Table>()?;
+    m.add_class::<table::PyTable>()?;
     m.add_function(wrap_pyfunction!(commands::import_articles, m)?)?;
     m.add_function(wrap_pyfunction!(commands::import_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(commands::run, m)?)?;

@@ -1,5 +1,5 @@
 //! Tables across the boundary through the Arrow C stream interface (the Arrow PyCapsule
-//! interface): [`Table`] hands its record batches to any reader as an `FFI_ArrowArrayStream` in
+//! interface): [`PyTable`] hands its record batches to any reader as an `FFI_ArrowArrayStream` in
 //! a capsule named `arrow_array_stream` (`pa.table(t)`, `pl.DataFrame(t)`, DuckDB, …), and
 //! [`from_stream`] takes one from any object with `__arrow_c_stream__` (a pyarrow Table, a
 //! polars or pandas DataFrame). No pyarrow is needed for either.
@@ -21,13 +21,13 @@ const STREAM: &CStr = c"arrow_array_stream";
 /// A table read whole: its schema and record batches. Each `__arrow_c_stream__` call hands
 /// out a new stream over the same batches, so a table can be read any number of times.
 #[pyclass(frozen, module = "epimine._epimine", name = "Table")]
-pub(crate) struct Table {
+pub(crate) struct PyTable {
     pub(crate) schema: SchemaRef,
     pub(crate) batches: Vec<RecordBatch>,
 }
 
 #[pymethods]
-impl Table {
+impl PyTable {
     /// The Arrow PyCapsule interface: a capsule holding an `ArrowArrayStream` of the table.
     /// `requested_schema` is accepted and not applied (the interface lets a producer keep its
     /// own schema).
@@ -100,8 +100,8 @@ pub(crate) fn from_stream(source: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec
     Ok((schema, batches))
 }
 
-/// A Parquet file's bytes as a [`Table`].
-pub(crate) fn from_parquet(file: &str, data: bytes::Bytes) -> Result<Table, Failure> {
+/// A Parquet file's bytes as a [`PyTable`].
+pub(crate) fn from_parquet(file: &str, data: bytes::Bytes) -> Result<PyTable, Failure> {
     let bad = |e: parquet::errors::ParquetError| {
         Failure::new(
             Kind::Input,
@@ -116,5 +116,5 @@ pub(crate) fn from_parquet(file: &str, data: bytes::Bytes) -> Result<Table, Fail
     let batches = reader
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::new(Kind::Input, format!("{file}: {e}")))?;
-    Ok(Table { schema, batches })
+    Ok(PyTable { schema, batches })
 }

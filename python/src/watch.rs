@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 
 /// Where one stage or bar stands.
 #[derive(Debug, Clone, Default)]
-struct Bar {
+struct BarState {
     name: String,
     /// `None`: a stage (no count).
     total: Option<u64>,
@@ -27,7 +27,7 @@ struct Bar {
 /// What the library's stages and bars reported, by id.
 #[derive(Default)]
 struct Hub {
-    bars: Mutex<BTreeMap<u64, Bar>>,
+    bars: Mutex<BTreeMap<u64, BarState>>,
 }
 
 impl Observer for Hub {
@@ -83,7 +83,7 @@ impl Watch {
     /// a stage), `done`, `message`, `finished` (the summary, None while it runs)). Ended ones
     /// are forgotten once told.
     pub(crate) fn drain(&self, py: Python<'_>) -> PyResult<()> {
-        let changed: Vec<(u64, Bar)> = {
+        let changed: Vec<(u64, BarState)> = {
             let mut bars = hub().0.bars.lock().unwrap_or_else(|e| e.into_inner());
             let out = bars
                 .iter_mut()

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use arrow_array::{StringArray, UInt32Array};
 
 use crate::storage::{Location, StorageError};
-use crate::text;
+use crate::terms;
 
 mod table;
 pub mod wordfreq;
@@ -95,8 +95,8 @@ impl Background {
         match self {
             Background::Text(docs) => {
                 for (i, doc) in docs.iter().enumerate() {
-                    if crate::keys::owner(i, peers) == index {
-                        for term in text::distinct_terms(doc) {
+                    if crate::sharding::owner(i, peers) == index {
+                        for term in terms::distinct_terms(doc) {
                             *counts.entry(term).or_default() += 1;
                         }
                     }
@@ -104,7 +104,7 @@ impl Background {
             }
             Background::Table { doc_freq, .. } => {
                 for (i, (term, n)) in doc_freq.iter().enumerate() {
-                    if crate::keys::owner(i, peers) == index {
+                    if crate::sharding::owner(i, peers) == index {
                         counts.insert(term.clone(), *n);
                     }
                 }
@@ -194,7 +194,7 @@ pub async fn from_corpus(corpus: &Location) -> Result<Background, BackgroundErro
                     articles += 1;
                     last = Some((s.key_event.clone(), s.doc_id));
                 }
-                for term in text::distinct_terms(&s.text) {
+                for term in terms::distinct_terms(&s.text) {
                     let entry = counts.entry(term).or_insert((0, 0));
                     if entry.0 != articles {
                         *entry = (articles, entry.1 + 1);

@@ -21,7 +21,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::models::{self as fetch, Sources};
-use crate::text;
+use crate::terms;
 
 /// The name that asks for this background (`--background wordfreq`; also the default).
 pub const NAME: &str = "wordfreq";
@@ -137,13 +137,13 @@ fn read_str(rd: &mut &[u8]) -> Result<String, String> {
 }
 
 /// Document frequencies of the background (see the module's doc): each word is tokenized as the
-/// corpus is ([`text::tokens`]) and its tokens' frequencies summed, in list order. Sorted by term.
+/// corpus is ([`terms::tokens`]) and its tokens' frequencies summed, in list order. Sorted by term.
 pub fn doc_freq(buckets: &[Vec<String>]) -> Vec<(String, u32)> {
     let mut freq: BTreeMap<String, f64> = BTreeMap::new();
     for (centibels, words) in buckets.iter().enumerate() {
         let f = 10f64.powf(-(centibels as f64) / 100.0);
         for word in words {
-            for token in text::tokens(word) {
+            for token in terms::tokens(word) {
                 *freq.entry(token).or_default() += f;
             }
         }

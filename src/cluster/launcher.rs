@@ -13,7 +13,7 @@ use super::nodelist::{self, NodeListError};
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// What a launcher says about this process.
-struct Found {
+struct LaunchedAs {
     /// The launcher, with what it read (for the log and `run.json`).
     source: String,
     /// This process's index, and the variable it came from.
@@ -85,7 +85,7 @@ pub fn resolve(settings: &ClusterSettings, env: Env) -> Result<Cluster, ClusterE
         (Some(n), _) => (n, "-n / cluster.processes".to_string()),
         (
             None,
-            Some(Found {
+            Some(LaunchedAs {
                 processes: Some((n, from)),
                 ..
             }),
@@ -230,7 +230,7 @@ fn hostfile(file: &str, processes: usize) -> Result<Vec<String>, ClusterError> {
 
 /// A Slurm step: this task's index, the task count, and every task's node and port (the port
 /// is `cluster.port` plus the task's index on its node).
-fn slurm(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterError> {
+fn slurm(settings: &ClusterSettings, env: Env) -> Result<LaunchedAs, ClusterError> {
     let procid = number(env, "SLURM_PROCID")?.ok_or_else(|| {
         err("cluster.launcher = \"slurm\", but SLURM_PROCID is not set: start epimine with srun")
     })?;
@@ -319,7 +319,7 @@ fn slurm(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterError> {
         .map(|&(n, l)| port_plus(settings.port, l).map(|p| format!("{}:{p}", nodes[n])))
         .collect::<Result<Vec<_>, _>>()?;
     let job = env("SLURM_JOB_ID").map_or(String::new(), |j| format!("job {j}, "));
-    Ok(Found {
+    Ok(LaunchedAs {
         source: format!("slurm ({job}{list_var}={list}, {layout})"),
         process: (procid, "SLURM_PROCID".into()),
         processes: Some((count, count_var)),
@@ -365,7 +365,7 @@ fn place_tasks(per_node: &[usize], count: usize, cyclic: bool) -> Vec<(usize, us
 
 /// A pod of a Kubernetes Indexed Job: its completion index; the count and the peers' host
 /// pattern are settings.
-fn kubernetes(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterError> {
+fn kubernetes(settings: &ClusterSettings, env: Env) -> Result<LaunchedAs, ClusterError> {
     let index =
         number(env, "JOB_COMPLETION_INDEX")?.ok_or_else(|| {
             err("cluster.launcher = \"kubernetes\", but JOB_COMPLETION_INDEX is not set: run in an \
@@ -388,7 +388,7 @@ fn kubernetes(settings: &ClusterSettings, env: Env) -> Result<Found, ClusterErro
         }
         None => Peers::NoPattern,
     };
-    Ok(Found {
+    Ok(LaunchedAs {
         source: format!("kubernetes (JOB_COMPLETION_INDEX={index})"),
         process: (index, "JOB_COMPLETION_INDEX".into()),
         processes: None,

@@ -147,7 +147,7 @@ fn cap_by<T: Copy + Ord>(
 }
 
 /// Expands T, forms synonym groups and counts pairs over `segments` (the event's segment texts;
-/// a segment's terms are [`crate::text::distinct_terms`]). `vectors` may be empty (no vectors).
+/// a segment's terms are [`crate::terms::distinct_terms`]). `vectors` may be empty (no vectors).
 /// Linear in the segments; the expansion compares at most `max_candidates` words with at most
 /// `max_terms` salient ones, and the synonym search T with itself, in parallel (rayon) with the
 /// same result for any number of threads.
@@ -336,7 +336,7 @@ fn group_pairs(key_event: &str, salient: &[SalientTerm], segments: &[&str]) -> V
     let count = |chunk: &[&str]| -> FxHashMap<(usize, usize), u32> {
         let mut freq: FxHashMap<(usize, usize), u32> = FxHashMap::default();
         for text in chunk {
-            let mut present_groups: Vec<u32> = crate::text::distinct_terms(text)
+            let mut present_groups: Vec<u32> = crate::terms::distinct_terms(text)
                 .iter()
                 .filter_map(|w| index.get(w.as_str()))
                 .map(|&k| salient[k].group)

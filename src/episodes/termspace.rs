@@ -298,7 +298,7 @@ impl TermSpace {
     /// occurs when it or a member of its synonym group occurs. Linear in the segment's words
     /// (each word's group looked up once), not in |T|.
     pub fn segment_terms(&self, text: &str) -> Vec<usize> {
-        let mut groups: Vec<u32> = crate::text::distinct_terms(text)
+        let mut groups: Vec<u32> = crate::terms::distinct_terms(text)
             .iter()
             .filter_map(|w| self.index.get(w))
             .map(|&i| self.terms[i].group)

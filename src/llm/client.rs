@@ -1,5 +1,5 @@
-//! The LLM client of a run: one completion at a time from the [answer cache](super::cache) or
-//! the server ([transport](super::transport), [protocol](super::protocol)), with retries
+//! The LLM client of a run: one completion at a time from the answer cache (`cache`) or the
+//! server (`transport`, in the wire format of [`protocol`](super::protocol)), with retries
 //! (backoff with jitter; `retry-after` honoured on 429), a per-run request budget, and the
 //! structured-output form lowered for the rest of the run when a server rejects it.
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::http::{download, get_json};
-use super::{Sources, OPTIONAL_FILES, REQUIRED_FILES};
+use super::known::{Sources, OPTIONAL_FILES, REQUIRED_FILES};
 
 #[derive(Debug, Deserialize)]
 struct HubModel {

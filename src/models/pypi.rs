@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::http::{download, get_json};
-use super::Sources;
+use super::known::Sources;
 
 #[derive(Debug, Deserialize)]
 struct PypiProject {

@@ -39,14 +39,14 @@ mod view;
 
 pub use error::ReportError;
 pub use format::{escape, iso_day};
-pub use options::{ReportOptions, SegmentOrder, Written, DEFAULT_FILE, DEFAULT_TOP_SEGMENTS};
+pub use options::{ReportFiles, ReportOptions, SegmentOrder, DEFAULT_FILE, DEFAULT_TOP_SEGMENTS};
 
 use crate::run_folder::commit::{self, Verified};
 use crate::storage::Location;
 use crate::tables::{Assignment, Episode, Lineage, Table};
 use page::page;
 use read::{assigned_slots, manifest, read_corpus};
-use view::{check_corpus, event_views, Inputs};
+use view::{check_corpus, event_views, ViewInputs};
 
 /// Checks the run, reads it and the corpus, and renders the page. The corpus is read one row
 /// group at a time: what is kept of it is the per-event counts per day, the dates of the
@@ -93,7 +93,7 @@ pub async fn render(
     } else {
         Vec::new()
     };
-    let inputs = Inputs {
+    let inputs = ViewInputs {
         run_name: run.display(),
         corpus_name: corpus.display(),
         manifest: &manifest,
@@ -117,7 +117,7 @@ pub async fn report(
     corpus: &Location,
     out: &str,
     options: &ReportOptions,
-) -> Result<Written, ReportError> {
+) -> Result<ReportFiles, ReportError> {
     let (html, events, episodes) = render(run, corpus, options).await?;
     let (folder, name) = if out.ends_with(".html") || out.ends_with(".htm") {
         Location::parse_file(out, true)?
@@ -126,7 +126,7 @@ pub async fn report(
     };
     let bytes = html.len();
     folder.put(&name, html.into_bytes().into()).await?;
-    Ok(Written {
+    Ok(ReportFiles {
         location: folder.display_child(&name),
         events,
         episodes,

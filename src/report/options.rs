@@ -39,7 +39,7 @@ impl Default for ReportOptions {
 
 /// What was written.
 #[derive(Debug, Clone)]
-pub struct Written {
+pub struct ReportFiles {
     /// Where, as the user wrote it.
     pub location: String,
     /// Key events on the page.

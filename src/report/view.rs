@@ -42,7 +42,7 @@ pub(super) struct EventView<'a> {
 
 /// What the views are built from: the run's and the corpus's names, `run.json`, the corpus's events,
 /// the slots of the assigned segments, and the shown trial's assignments by episode.
-pub(super) struct Inputs<'a> {
+pub(super) struct ViewInputs<'a> {
     pub(super) run_name: &'a str,
     pub(super) corpus_name: &'a str,
     pub(super) manifest: &'a Manifest,
@@ -63,7 +63,10 @@ fn slot<'a>(found: &'a FoundMap, a: &Assignment) -> &'a Found {
 
 /// The corpus holds every event of `run.json` with as many segments (events that did not fail),
 /// no other event, and every assigned segment.
-pub(super) fn check_corpus(inputs: &Inputs, assignments: &[Assignment]) -> Result<(), ReportError> {
+pub(super) fn check_corpus(
+    inputs: &ViewInputs,
+    assignments: &[Assignment],
+) -> Result<(), ReportError> {
     let (manifest, per_event) = (inputs.manifest, inputs.per_event);
     let mismatch = |reason: String| ReportError::CorpusMismatch {
         corpus: inputs.corpus_name.to_string(),
@@ -110,7 +113,7 @@ pub(super) fn check_corpus(inputs: &Inputs, assignments: &[Assignment]) -> Resul
 
 /// Every event of `run.json` in key order, with the shown trial's episodes in id order.
 pub(super) fn event_views<'a>(
-    inputs: &Inputs<'a>,
+    inputs: &ViewInputs<'a>,
     episodes: &'a [Episode],
     options: &ReportOptions,
 ) -> Vec<EventView<'a>> {
@@ -170,7 +173,7 @@ pub(super) fn event_views<'a>(
 
 /// One episode: its assigned segments per day and the top ones.
 fn episode_view<'a>(
-    inputs: &Inputs<'a>,
+    inputs: &ViewInputs<'a>,
     line: &EventLine,
     episode: &'a Episode,
     options: &ReportOptions,

@@ -16,9 +16,9 @@ use super::reuse::{decide_events, report_reused, Decided, Decision, Decisions};
 use super::shared::Shared;
 use super::units::{assemble, encode_units, unit_of, Encoders, UnitKey};
 use super::worker::Ctx;
-use crate::keys;
 use crate::run_folder::manifest::{EventStatus, StageTime};
 use crate::run_folder::outputs::Outputs;
+use crate::sharding;
 use crate::tables::{Segment, Term};
 
 /// What this worker did over the waves: its events' reports, its events waiting for the LLM,
@@ -32,7 +32,7 @@ struct Done {
 
 /// One worker of the per-event stages. Each worker reads its row groups of the corpus and every
 /// worker learns each encoding unit's size and segment digest ([`read_placement`]); the worker
-/// owning an event (`keys::event_owners`, by segment count) gets its terms, computes its
+/// owning an event (`sharding::event_owners`, by segment count) gets its terms, computes its
 /// fingerprint and reads its checkpoint; the events to reuse are told to every worker
 /// ([`decide_events`]). The other events go in waves ([`plan_waves`]): per wave, their segments
 /// go to the workers that encode their units (balanced over the wave's units), the encoded units
@@ -213,7 +213,7 @@ fn encode_wave(
     owners: &Arc<BTreeMap<String, usize>>,
     encoder: Option<&Encoders>,
 ) -> BTreeMap<String, Vec<EncodedUnit>> {
-    let encoders = keys::event_owners(&wave_units, ctx.peers);
+    let encoders = sharding::event_owners(&wave_units, ctx.peers);
     let route = move |s: &Segment| encoders.get(&unit_of(s)).copied().unwrap_or(0) as u64;
     let mut my_units: BTreeMap<UnitKey, Vec<Segment>> = BTreeMap::new();
     for s in shuffle(worker, wave_segments, route) {

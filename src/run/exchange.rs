@@ -27,7 +27,7 @@ pub(super) struct EncodedUnit {
     pub(super) fresh: bool,
 }
 
-/// A message to the worker that owns a key event ([`keys::event_owners`]).
+/// A message to the worker that owns a key event ([`crate::sharding::event_owners`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) enum ToOwner {
     /// One of the event's encoding units.

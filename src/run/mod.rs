@@ -220,7 +220,7 @@ fn check_run_time(
 }
 
 /// What a run needs before any work, all checked before anything is written.
-struct Inputs {
+struct RunInputs {
     bg: background::Background,
     models: ModelDirs,
     llm_client: Option<Arc<llm::Client>>,
@@ -233,7 +233,7 @@ fn prepare(
     runtime: &tokio::runtime::Runtime,
     terms_only: bool,
     cluster: &Cluster,
-) -> Result<Inputs, RunError> {
+) -> Result<RunInputs, RunError> {
     let llm_client = if job.llm.enabled() && cluster.process == 0 && !terms_only {
         let key = job.llm.api_key()?;
         Some(Arc::new(llm::Client::new(&job.llm, key)?))
@@ -243,7 +243,7 @@ fn prepare(
     let (bg, models) = check_inputs(job, runtime)?;
     // A CUDA build without a GPU stops here, before any work, with one line.
     crate::encoder::check_device().map_err(crate::encoder::EncoderError::NoGpu)?;
-    Ok(Inputs {
+    Ok(RunInputs {
         bg,
         models,
         llm_client,
@@ -289,7 +289,7 @@ fn statistics(
 #[allow(clippy::too_many_arguments)]
 fn distributed(
     job: &Job,
-    inputs: Inputs,
+    inputs: RunInputs,
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
@@ -304,7 +304,7 @@ fn distributed(
             seconds: started.elapsed().as_secs_f64(),
         })
     };
-    let Inputs {
+    let RunInputs {
         bg,
         models,
         llm_client,
@@ -342,7 +342,7 @@ fn distributed(
         checkpoints_written: AtomicUsize::new(0),
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
-        progress: stage_progress::Progress::new(cluster),
+        progress: stage_progress::StageProgress::new(cluster),
         pool,
         interrupt: interrupt.clone(),
         carried,

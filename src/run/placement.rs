@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::units::{unit_sizes, UnitKey};
 use super::worker::Ctx;
-use crate::keys;
 use crate::run_folder::checkpoint::SegmentDigest;
+use crate::sharding;
 use crate::storage::Location;
 use crate::tables::Segment;
 
@@ -46,7 +46,7 @@ pub(super) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> 
         *sizes.entry(event.clone()).or_default() += n;
         digests.entry(event.clone()).or_default().add(d);
     }
-    let owners = Arc::new(keys::event_owners(&sizes, ctx.peers));
+    let owners = Arc::new(sharding::event_owners(&sizes, ctx.peers));
     Placement {
         segments,
         units,

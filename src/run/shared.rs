@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
-use super::stage_progress::Progress;
+use super::stage_progress::StageProgress;
 use crate::job::Job;
 use crate::llm;
 use crate::storage::Location;
@@ -36,7 +36,7 @@ pub(super) struct Shared {
     /// What went wrong on some worker.
     pub(super) errors: Mutex<Vec<String>>,
     /// The progress of this process's workers, together.
-    pub(super) progress: Progress,
+    pub(super) progress: StageProgress,
     /// The threads of an event's parallel loops (as many as this process has workers): a
     /// worker runs its event's stages in this pool, so that while fewer events than workers
     /// remain (one big event, the end of a run) the idle workers' cores work on them.

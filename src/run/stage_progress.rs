@@ -10,7 +10,7 @@ use crate::cluster::Cluster;
 /// (or periodic log line) for the encoding units, one for the events. With several processes,
 /// the others report theirs to process 0 over side lines ([`crate::cluster::SideLines`]), whose
 /// bars count the whole run.
-pub(crate) struct Progress {
+pub(crate) struct StageProgress {
     /// The workers counted, e.g. `2 worker(s)`, `2 worker(s) of process 1 of 3` or
     /// `3 processes, 2 worker(s) each`.
     workers: String,
@@ -28,7 +28,7 @@ pub(crate) struct Progress {
 const ENCODING_BAR: &str = "encoding";
 const EVENTS_BAR: &str = "events";
 
-impl Progress {
+impl StageProgress {
     pub(super) fn new(cluster: &Cluster) -> Self {
         let several = cluster.processes > 1;
         let workers = match (several, cluster.process) {

@@ -1,4 +1,4 @@
-//! Encoding units: a fixed group of an event's articles ([`keys::encoding_unit`]), encoded on
+//! Encoding units: a fixed group of an event's articles ([`sharding::encoding_unit`]), encoded on
 //! any worker, their word sums added in unit order on the event's owner.
 
 use std::collections::{BTreeMap, HashMap};
@@ -8,16 +8,16 @@ use super::cache::{cache_path, read_cache, write_cache, UnitEncoding};
 use super::exchange::{shuffle, EncodedUnit, ToOwner};
 use super::shared::Shared;
 use crate::encoder::{DefaultBackend, Encoder, WordSum};
-use crate::keys;
 use crate::run_folder::checkpoint::SegmentDigest;
+use crate::sharding;
 use crate::tables::Segment;
 
-/// An encoding unit of a key event: (key event, [`keys::encoding_unit`] of its articles).
+/// An encoding unit of a key event: (key event, [`sharding::encoding_unit`] of its articles).
 pub(super) type UnitKey = (String, u32);
 
 /// The encoding unit of a segment.
 pub(super) fn unit_of(s: &Segment) -> UnitKey {
-    (s.key_event.clone(), keys::encoding_unit(s.doc_id))
+    (s.key_event.clone(), sharding::encoding_unit(s.doc_id))
 }
 
 /// Every encoding unit's segment count and [`SegmentDigest`], known to every worker (each sends

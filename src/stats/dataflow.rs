@@ -2,10 +2,10 @@
 //!
 //! Every worker reads its own row groups of the corpus and its own share of the background,
 //! tokenizes them, and feeds differential collections; each operator below names the key it
-//! exchanges by (see [`super::keys`]). Counts are differential collections, so adding or retracting
+//! exchanges by (see [`crate::sharding`]). Counts are differential collections, so adding or retracting
 //! articles in a later round updates every statistic incrementally. The results either go to
 //! worker 0, which consolidates them into rows (`epimine stats`: [`Deliver::Gather`]), or stay
-//! spread: each event's terms, with their strings, go to the worker [`keys::stats_worker`] names
+//! spread: each event's terms, with their strings, go to the worker [`sharding::stats_worker`] names
 //! (`epimine run`: [`Deliver::ByEvent`]), so that no process holds more than its share.
 //!
 //! No segment is kept in the dataflow, so its memory grows with the vocabulary (terms and salient
@@ -29,7 +29,7 @@ use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 
 use super::formulas::{discriminative, salience, NOT_SALIENT};
-use crate::keys::{self, EventId, TermId};
+use crate::sharding::{self, EventId, TermId};
 use crate::tables::Segment;
 
 /// Time 2r is pass 1 of round r, time 2r + 1 its pass 2.
@@ -51,7 +51,7 @@ pub type PairKey = (EventId, TermId, TermId);
 pub enum Deliver {
     /// Terms, pairs and the dictionary to worker 0 ([`Gathered`]).
     Gather,
-    /// Each event's terms with their strings to the worker [`keys::stats_worker`] names; no
+    /// Each event's terms with their strings to the worker [`sharding::stats_worker`] names; no
     /// pairs ([`Share`]).
     ByEvent,
 }
@@ -199,7 +199,7 @@ pub fn run_worker(
             failures: failures.map(|()| 0u8),
         };
         let sinks = results.deliver(deliver, peers, &probe);
-        let inputs = Inputs {
+        let inputs = Sessions {
             occ,
             pair,
             bg,
@@ -220,7 +220,7 @@ pub fn run_worker(
 }
 
 /// The dataflow's inputs.
-struct Inputs {
+struct Sessions {
     /// (event, term) once per segment that holds it.
     occ: InputSession<Time, TermKey, isize>,
     /// (event, a, b) once per segment that holds both, a and b salient.
@@ -233,7 +233,7 @@ struct Inputs {
     fail: InputSession<Time, (), isize>,
 }
 
-impl Inputs {
+impl Sessions {
     /// Moves every input to `time` and flushes it.
     fn advance_to(&mut self, time: Time) {
         self.occ.advance_to(time);
@@ -385,7 +385,7 @@ impl Results<'_> {
                 // Exchange key: the event's statistics worker.
                 Sinks::ByEvent(
                     route(named, probe, move |t: &NamedTerm| {
-                        keys::stats_worker(t.0 .0, peers) as u64
+                        sharding::stats_worker(t.0 .0, peers) as u64
                     }),
                     everywhere(self.failures, probe),
                 )
@@ -400,7 +400,7 @@ impl Results<'_> {
 /// and goes on, so that no worker waits forever.
 fn feed_rounds(
     worker: &mut timely::worker::Worker,
-    inputs: &mut Inputs,
+    inputs: &mut Sessions,
     salient_sink: &Sink<TermKey>,
     probe: &Handle<Time>,
     signs: &[isize],
@@ -443,7 +443,7 @@ fn feed_rounds(
                     let mut pairs = HashMap::new();
                     let of_changed = segments
                         .iter()
-                        .filter(|s| changed.contains(&keys::event_id(&s.key_event)));
+                        .filter(|s| changed.contains(&sharding::event_id(&s.key_event)));
                     for s in of_changed {
                         let (e, terms) = term_ids(s);
                         add_pairs(&mut pairs, e, &terms, &current, earlier_sign);
@@ -539,12 +539,12 @@ fn occurrences_of(segments: &[Segment], diff: isize) -> (Vec<(TermKey, isize)>, 
     let mut dictionary = Vec::new();
     let mut seen: HashSet<(bool, u64)> = HashSet::new();
     for segment in segments {
-        let e = keys::event_id(&segment.key_event);
+        let e = sharding::event_id(&segment.key_event);
         if seen.insert((true, e)) {
             dictionary.push((true, e, segment.key_event.clone()));
         }
-        for term in crate::text::distinct_terms(&segment.text) {
-            let t = keys::term_id(&term);
+        for term in crate::terms::distinct_terms(&segment.text) {
+            let t = sharding::term_id(&term);
             *counts.entry((e, t)).or_insert(0) += diff;
             if seen.insert((false, t)) {
                 dictionary.push((false, t, term));
@@ -559,13 +559,13 @@ fn occurrences_of(segments: &[Segment], diff: isize) -> (Vec<(TermKey, isize)>, 
 
 /// A segment's event and its distinct term ids, ascending.
 fn term_ids(segment: &Segment) -> (EventId, Vec<TermId>) {
-    let mut terms: Vec<TermId> = crate::text::distinct_terms(&segment.text)
+    let mut terms: Vec<TermId> = crate::terms::distinct_terms(&segment.text)
         .iter()
-        .map(|term| keys::term_id(term))
+        .map(|term| sharding::term_id(term))
         .collect();
     terms.sort_unstable();
     terms.dedup();
-    (keys::event_id(&segment.key_event), terms)
+    (sharding::event_id(&segment.key_event), terms)
 }
 
 /// Adds `diff` for every pair of event `e`'s salient terms (under `sets`) among `terms`

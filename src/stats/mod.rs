@@ -9,8 +9,6 @@
 
 pub mod dataflow;
 pub mod formulas;
-/// The exchange keys (in [`crate::keys`], which the corpus reader and the background use too).
-pub use crate::keys;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -19,6 +17,7 @@ use crate::background::{self, Background, BackgroundError};
 pub use crate::cluster::Cluster;
 use crate::corpus::{stream_shard, CorpusError};
 use crate::progress::Stage;
+use crate::sharding;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Pair, Segment, Term};
 
@@ -92,7 +91,7 @@ pub fn compute(
 
 /// This process's workers' shares of the terms (no pairs): worker index → event → the event's
 /// terms sorted by term, with synonym groups as [`compute`] numbers them. Every event's terms
-/// are on exactly one worker ([`keys::stats_worker`]), so no process holds more than its share
+/// are on exactly one worker ([`sharding::stats_worker`]), so no process holds more than its share
 /// (`epimine run` sends each share on to the events' owners). The same rows as [`compute`]'s.
 pub fn compute_by_event(
     rounds: &[Round],
@@ -179,10 +178,10 @@ fn execute(
         // whose input fails, so that every worker still takes part and the run ends.
         let runtime = crate::runtime::current_thread();
         let n_bg = background.n_docs();
-        let bg: HashMap<keys::TermId, u32> = background
+        let bg: HashMap<sharding::TermId, u32> = background
             .doc_freq_shard(index, peers)
             .into_iter()
-            .map(|(t, n)| (keys::term_id(&t), n))
+            .map(|(t, n)| (sharding::term_id(&t), n))
             .collect();
         // Each round is streamed into the dataflow one row group at a time; a worker that
         // fails to read reports it in the dataflow, and the results are then refused.
