@@ -14,20 +14,33 @@ use crate::run_folder::manifest::{EventStatus, Outcome};
 use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
-/// One event's stages after encoding: §1 expansion and §3–§6 without an LLM (rows into
-/// `report.outputs`), or §3–§4 with one (the prompt into `report.prompt`, the event into
-/// `pending`), or only the term set (`epimine stats`). `steps` tells where it stands.
-#[allow(clippy::too_many_arguments)]
+/// What one event's stages start from: its segments, its terms' statistics, and its encoding
+/// (or why it failed).
+pub(super) struct EventData {
+    /// The event's segments, in corpus order.
+    pub(super) segs: Vec<Segment>,
+    /// Its terms' statistics (§1–§2).
+    pub(super) terms: Vec<Term>,
+    /// Its sentence and word vectors.
+    pub(super) encoded: Result<Encoded, String>,
+}
+
+/// One event's stages after encoding, under the run's job (`shared.job`): §1 expansion and
+/// §3–§6 without an LLM (rows into `report.outputs`), or §3–§4 with one (the prompt into
+/// `report.prompt`, the event into `pending`), or only the term set (`epimine stats`). `steps`
+/// tells where it stands.
 pub(super) fn compute_event(
-    job: &Job,
     shared: &Shared,
-    segs: Vec<Segment>,
-    terms: Vec<Term>,
-    encoded: Result<Encoded, String>,
+    EventData {
+        segs,
+        terms,
+        encoded,
+    }: EventData,
     report: &mut EventReport,
     pending: &mut BTreeMap<String, (Pending, EventReport)>,
     steps: &Steps,
 ) {
+    let job = &shared.job;
     let encoded = match encoded {
         Ok(encoded) => encoded,
         Err(e) => {

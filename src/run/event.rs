@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::compute::compute_event;
+use super::compute::{compute_event, EventData};
 use super::estimation::{llm_round, LlmRound};
 use super::exchange::{router, shuffle, EncodedUnit, EventReport, GatheredReports, ToOwner};
 use super::fault::fault;
@@ -272,16 +272,12 @@ fn compute_wave(
         };
         let steps = crate::progress::steps::Steps::new(&event, Some(bar));
         ctx.shared.pool.install(|| {
-            compute_event(
-                ctx.job(),
-                ctx.shared,
+            let data = EventData {
                 segs,
                 terms,
                 encoded,
-                &mut report,
-                pending,
-                &steps,
-            )
+            };
+            compute_event(ctx.shared, data, &mut report, pending, &steps)
         });
         steps.finish();
         if report.prompt.is_none() {
