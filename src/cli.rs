@@ -267,15 +267,15 @@ pub struct TimelyArgs {
     #[arg(long = "hosts", value_name = "PATTERN")]
     pub hosts: Option<String>,
     /// The first port when no hostfile names them (tasks of one node: port, port+1, …).
-    #[arg(long = "port", default_value_t = crate::cluster::DEFAULT_PORT)]
+    #[arg(long = "port", default_value_t = crate::topology::DEFAULT_PORT)]
     pub port: u16,
 }
 
 impl TimelyArgs {
     /// The layout settings (resolved against the launcher by
-    /// [`crate::cluster::ClusterSettings::resolve`]).
-    pub fn settings(&self) -> crate::cluster::ClusterSettings {
-        crate::cluster::ClusterSettings {
+    /// [`crate::topology::ClusterSettings::resolve`]).
+    pub fn settings(&self) -> crate::topology::ClusterSettings {
+        crate::topology::ClusterSettings {
             workers: self.workers,
             processes: self.processes.processes,
             process: self.processes.process,

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::ClusterSettings;
 use crate::encoder::{AutotuneLevel, EncoderOptions, Precision, ShapePolicy};
 use crate::episodes::EpisodeParams;
 use crate::llm::LlmConfig;
+use crate::topology::ClusterSettings;
 
 /// The default encoder model: a name in the model cache (the one `epimine models fetch` fetches
 /// by default).

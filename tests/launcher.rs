@@ -393,7 +393,7 @@ fn sbatch_with_srun_two_tasks_writes_the_same_bytes_as_one_process() {
             .lines()
             .map(String::from)
             .collect();
-        let ours = epimine::cluster::nodelist::expand(list, "list").unwrap();
+        let ours = epimine::topology::nodelist::expand(list, "list").unwrap();
         assert_eq!(ours, theirs, "{list}");
     }
 

@@ -579,7 +579,7 @@ fn the_example_job_names_every_episodes_setting_and_the_workers_default() {
     }
     // The workers line is the default a run without a job file has.
     let cluster = section("cluster");
-    let workers = epimine::cluster::ClusterSettings::default().workers;
+    let workers = epimine::topology::ClusterSettings::default().workers;
     assert!(
         cluster.lines().any(|l| l == format!("workers = {workers}")),
         "{cluster}"

@@ -137,7 +137,7 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         ),
     ]
     .into();
-    let layout = epimine::cluster::launcher::resolve(cluster, &|n| env.get(n).cloned()).unwrap();
+    let layout = epimine::topology::launcher::resolve(cluster, &|n| env.get(n).cloned()).unwrap();
     assert_eq!(
         (layout.process, layout.processes),
         (1, completions as usize)
@@ -178,21 +178,21 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
     assert!(env_value("ANTHROPIC_API_KEY")["valueFrom"]["secretKeyRef"]["name"].is_string());
     // The run's shared secret from a Secret (required: a pod without it does not start), and
     // the Job's uid as the launcher's run id, both read as a pod of the Job reads them.
-    let token = &env_value(epimine::cluster::TOKEN_VAR)["valueFrom"]["secretKeyRef"];
+    let token = &env_value(epimine::topology::TOKEN_VAR)["valueFrom"]["secretKeyRef"];
     assert!(
         token["name"].is_string() && token["key"].is_string(),
         "{token}"
     );
     assert_ne!(token["optional"], true);
     assert_eq!(
-        env_value(epimine::cluster::RUN_ID_VAR)["valueFrom"]["fieldRef"]["fieldPath"],
+        env_value(epimine::topology::RUN_ID_VAR)["valueFrom"]["fieldRef"]["fieldPath"],
         "metadata.labels['batch.kubernetes.io/controller-uid']"
     );
     let mut pod_env = env.clone();
-    pod_env.insert(epimine::cluster::TOKEN_VAR, "from-the-secret".into());
-    pod_env.insert(epimine::cluster::RUN_ID_VAR, "6a1f-uid".into());
+    pod_env.insert(epimine::topology::TOKEN_VAR, "from-the-secret".into());
+    pod_env.insert(epimine::topology::RUN_ID_VAR, "6a1f-uid".into());
     let admitted =
-        epimine::cluster::launcher::resolve(cluster, &|n| pod_env.get(n).cloned()).unwrap();
+        epimine::topology::launcher::resolve(cluster, &|n| pod_env.get(n).cloned()).unwrap();
     assert!(admitted.admission.has_token());
     assert_eq!(admitted.admission.run_id.as_deref(), Some("6a1f-uid"));
     assert!(!format!("{admitted:?}").contains("from-the-secret"));

@@ -4,7 +4,7 @@
 //!
 //! A [`Bar`] may be shared by the worker threads of a process. In a run of several processes,
 //! each other process reports its bars' counts to process 0 twice a second over a side line
-//! ([`report_to`]; [`crate::cluster::SideLines`]), and process 0's bars add them
+//! ([`report_to`]; [`crate::topology::SideLines`]), and process 0's bars add them
 //! ([`Remote`], [`Bar::start_summed`]), so its log counts the whole run.
 //!
 //! A program that embeds the library (the Python package) may [`observe`] every stage and bar

@@ -9,7 +9,6 @@ use super::error::RunError;
 use super::exchange::GatheredReports;
 use super::fault::fault;
 use super::history;
-use crate::cluster::Cluster;
 use crate::job::Job;
 use crate::run_folder::manifest::{
     AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, Outcome, RunReport, StageTime,
@@ -18,6 +17,7 @@ use crate::run_folder::manifest::{
 use crate::run_folder::{checkpoint, commit};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, LeftOut, Pair, Table, Term};
+use crate::topology::Cluster;
 
 /// What the commit writes besides the tables: what worker 0 gathered, the model, the stages'
 /// times, `job.toml`'s entry, the previous run's episode ids and this run's time.

@@ -42,7 +42,7 @@ pub enum RunError {
     Corpus(#[from] crate::corpus::CorpusError),
     /// The cluster layout is invalid.
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
+    Cluster(#[from] crate::topology::ClusterError),
     /// `--out` cannot be used.
     #[error("--out {location}: {reason}")]
     Out {

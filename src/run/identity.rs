@@ -2,13 +2,13 @@
 //! command, the corpus and the background (each location as given, and the size of what is
 //! there), `--out` (where every process writes), and every setting that changes outputs. The cluster adds the layout, the
 //! launcher's run id and the program's version, and checks it in every handshake
-//! ([`crate::cluster::admission`]).
+//! ([`crate::topology::admission`]).
 
 use sha2::{Digest, Sha256};
 
-use crate::cluster::Fingerprint;
 use crate::job::Job;
 use crate::storage::Location;
+use crate::topology::Fingerprint;
 
 /// Settings that change no output (local paths, speed, patience) and so may differ between the
 /// processes of one job; `cluster` is compared as the layout, `import` is not used by runs.

@@ -50,7 +50,6 @@ pub use error::RunError;
 pub use interrupt::Interrupt;
 
 use crate::background;
-use crate::cluster::Cluster;
 use crate::job::Job;
 use crate::llm;
 use crate::models::resolve_model;
@@ -58,6 +57,7 @@ use crate::progress::Stage;
 use crate::run_folder::{checkpoint, commit};
 use crate::stats::{self, Round};
 use crate::storage::Location;
+use crate::topology::Cluster;
 use assemble::{commit_run, Finished};
 use exchange::GatheredReports;
 pub(crate) use fault::fault;
@@ -348,7 +348,7 @@ fn distributed(
         carried,
     });
     let worker_shared = Arc::clone(&shared);
-    let results = crate::cluster::execute_with_side_lines(
+    let results = crate::topology::execute_with_side_lines(
         cluster,
         |lines| shared.progress.connected(lines),
         move |worker| event::event_worker(worker, &worker_shared),
@@ -410,7 +410,7 @@ pub fn run_interruptible(
         .with_job(runtime.block_on(identity::job_fingerprint("run", job, true)));
     cluster.preflight()?;
     // Every other process runs this job (process 0 admits them), before anything is touched.
-    let admitted = crate::cluster::admit(&mut cluster)?;
+    let admitted = crate::topology::admit(&mut cluster)?;
     // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
     // Then every process says whether it could start, so that all stop at once when one cannot.
     let ready = prepare(job, &runtime, false, &cluster)

@@ -4,11 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::cluster::Cluster;
+use crate::topology::Cluster;
 
 /// The progress of the per-event stages, counted over every worker of this process: one bar
 /// (or periodic log line) for the encoding units, one for the events. With several processes,
-/// the others report theirs to process 0 over side lines ([`crate::cluster::SideLines`]), whose
+/// the others report theirs to process 0 over side lines ([`crate::topology::SideLines`]), whose
 /// bars count the whole run.
 pub(crate) struct StageProgress {
     /// The workers counted, e.g. `2 worker(s)`, `2 worker(s) of process 1 of 3` or
@@ -54,8 +54,8 @@ impl StageProgress {
     }
 
     /// Process 0 reads the other processes' reports; another process starts sending its own.
-    pub(super) fn connected(&self, lines: crate::cluster::SideLines) {
-        use crate::cluster::SideLines;
+    pub(super) fn connected(&self, lines: crate::topology::SideLines) {
+        use crate::topology::SideLines;
         match lines {
             SideLines::None => {}
             SideLines::First(lines) => {

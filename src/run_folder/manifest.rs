@@ -200,7 +200,7 @@ pub struct RunReport {
     pub job: Job,
     /// The timely layout this run had: processes, workers, every address, and where it came
     /// from (the settings, or a launcher: Slurm, Kubernetes).
-    pub layout: crate::cluster::Cluster,
+    pub layout: crate::topology::Cluster,
     /// The encoder model.
     pub model: Option<ModelInfo>,
     /// Wall time per stage.

@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use crate::background::{self, Background, BackgroundError};
-pub use crate::cluster::Cluster;
 use crate::corpus::{stream_shard, CorpusError};
 use crate::progress::Stage;
 use crate::sharding;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Pair, Segment, Term};
+pub use crate::topology::Cluster;
 
 use dataflow::{Deliver, Delivered, Gathered, NamedTerm};
 
@@ -37,7 +37,7 @@ pub enum StatsError {
     Corpus(#[from] CorpusError),
     /// The cluster layout is invalid.
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
+    Cluster(#[from] crate::topology::ClusterError),
     /// Timely could not start or a worker panicked.
     #[error("dataflow: {0}")]
     Timely(String),
@@ -172,7 +172,7 @@ fn execute(
     let background = Arc::new(background.clone());
     let errors: Arc<Mutex<Vec<StatsError>>> = Arc::new(Mutex::new(Vec::new()));
     let worker_errors = Arc::clone(&errors);
-    let results = crate::cluster::execute(cluster, move |worker| {
+    let results = crate::topology::execute(cluster, move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
         // A worker with no runtime reads nothing and says so in the dataflow, like a worker
         // whose input fails, so that every worker still takes part and the run ends.
