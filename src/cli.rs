@@ -158,38 +158,19 @@ pub struct ProcessArgs {
 }
 
 impl RunArgs {
-    /// The resolved job: file, then flags, then `--set`s. Not yet checked: the run that takes it
-    /// checks it first (`run::run_with`, `run::stats_with_vectors`), once.
+    /// The resolved job: file, then flags, then `--set`s ([`crate::job::Job::resolve`]).
     pub fn job(&self) -> Result<crate::job::Job, crate::job::JobError> {
-        let mut job = match &self.job {
-            Some(path) => crate::job::Job::from_file(path)?,
-            None => crate::job::Job::default(),
+        let overrides = crate::job::Overrides {
+            corpus: self.corpus.clone(),
+            background: self.background.clone(),
+            out: self.out.clone(),
+            model: self.model.clone(),
+            workers: self.timely.workers,
+            processes: self.timely.processes.processes,
+            process: self.timely.processes.process,
+            hostfile: self.timely.processes.hostfile.clone(),
         };
-        let flags = [
-            (&self.corpus, &mut job.corpus),
-            (&self.background, &mut job.background),
-            (&self.out, &mut job.out),
-            (&self.model, &mut job.encoder.model),
-        ];
-        for (flag, field) in flags {
-            if let Some(v) = flag {
-                *field = v.clone();
-            }
-        }
-        let t = &self.timely;
-        if let Some(w) = t.workers {
-            job.cluster.workers = w;
-        }
-        if let Some(n) = t.processes.processes {
-            job.cluster.processes = Some(n);
-        }
-        if let Some(p) = t.processes.process {
-            job.cluster.process = Some(p);
-        }
-        if let Some(h) = &t.processes.hostfile {
-            job.cluster.hostfile = Some(h.clone());
-        }
-        job.with_sets(&self.sets)
+        crate::job::Job::resolve(self.job.as_deref(), &overrides, &self.sets)
     }
 }
 
@@ -433,35 +414,18 @@ impl ImportArgs {
     pub fn import_config(
         &self,
     ) -> Result<crate::import::articles::ImportConfig, crate::job::JobError> {
-        let mut config = match &self.job {
-            Some(path) => crate::job::Job::from_file(path)?.import,
-            None => crate::import::articles::ImportConfig::default(),
+        let overrides = crate::job::ImportOverrides {
+            key_event_column: self.key_event_column.clone(),
+            id_column: self.id_column.clone(),
+            published_column: self.published_column.clone(),
+            title_column: self.title_column.clone(),
+            text_column: self.text_column.clone(),
+            theme_column: self.theme_column.clone(),
+            on_error: self.on_error,
+            date_format: self.date_format.clone(),
+            target_chars: self.target_chars,
         };
-        let c = &mut config.columns;
-        for (flag, field) in [
-            (&self.key_event_column, &mut c.key_event),
-            (&self.id_column, &mut c.id),
-            (&self.published_column, &mut c.published),
-            (&self.title_column, &mut c.title),
-            (&self.text_column, &mut c.text),
-            (&self.theme_column, &mut c.theme),
-        ] {
-            if let Some(v) = flag {
-                *field = v.clone();
-            }
-        }
-        if let Some(e) = self.on_error {
-            config.on_error = e;
-        }
-        if let Some(f) = &self.date_format {
-            config.date_format = Some(f.clone());
-        }
-        if let Some(t) = self.target_chars {
-            config.segment.target_chars = t;
-            config.segment.max_chars = config.segment.max_chars.max(t);
-            config.segment.min_chars = config.segment.min_chars.min(t);
-        }
-        Ok(config)
+        crate::job::Job::resolve_import(self.job.as_deref(), &overrides)
     }
 }
 

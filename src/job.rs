@@ -247,7 +247,126 @@ fn set_value(text: &str) -> toml::Value {
     }
 }
 
+/// The settings a command line (or a Python call) gives over a job file: each replaces the
+/// file's when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--corpus`.
+    pub corpus: Option<String>,
+    /// `--background`.
+    pub background: Option<String>,
+    /// `--out`.
+    pub out: Option<String>,
+    /// `--model` (`encoder.model`).
+    pub model: Option<String>,
+    /// `-w`: worker threads per process.
+    pub workers: Option<usize>,
+    /// `-n`: processes.
+    pub processes: Option<usize>,
+    /// `-p`: this process's index.
+    pub process: Option<usize>,
+    /// `-H`: the hostfile.
+    pub hostfile: Option<String>,
+}
+
+/// The import settings a command line (or a Python call) gives over a job file's `[import]`:
+/// each replaces the file's when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOverrides {
+    /// `--key-event-column`.
+    pub key_event_column: Option<String>,
+    /// `--id-column`.
+    pub id_column: Option<String>,
+    /// `--published-column`.
+    pub published_column: Option<String>,
+    /// `--title-column`.
+    pub title_column: Option<String>,
+    /// `--text-column`.
+    pub text_column: Option<String>,
+    /// `--theme-column`.
+    pub theme_column: Option<String>,
+    /// `--on-error`.
+    pub on_error: Option<crate::import::articles::OnError>,
+    /// `--date-format`.
+    pub date_format: Option<String>,
+    /// `--target-chars`.
+    pub target_chars: Option<usize>,
+}
+
 impl Job {
+    /// The job a command runs: the file (or the defaults), then `overrides`, then the `--set`s
+    /// (`key=value`). Not yet checked: the run that takes it checks it first
+    /// (`run::run_with`, `run::stats_with_vectors`), once. The CLI and the Python package both
+    /// resolve a job here.
+    pub fn resolve(
+        file: Option<&Path>,
+        overrides: &Overrides,
+        sets: &[String],
+    ) -> Result<Self, JobError> {
+        let mut job = match file {
+            Some(path) => Self::from_file(path)?,
+            None => Self::default(),
+        };
+        let o = overrides.clone();
+        let strings = [
+            (o.corpus, &mut job.corpus),
+            (o.background, &mut job.background),
+            (o.out, &mut job.out),
+            (o.model, &mut job.encoder.model),
+        ];
+        for (given, field) in strings {
+            if let Some(v) = given {
+                *field = v;
+            }
+        }
+        if let Some(w) = o.workers {
+            job.cluster.workers = w;
+        }
+        job.cluster.processes = o.processes.or(job.cluster.processes);
+        job.cluster.process = o.process.or(job.cluster.process);
+        job.cluster.hostfile = o.hostfile.or(job.cluster.hostfile);
+        job.with_sets(sets)
+    }
+
+    /// The import settings a command runs with (`epimine import --articles`): the job file's
+    /// `[import]` (or the defaults), then `overrides`. The CLI and the Python package both
+    /// resolve them here.
+    pub fn resolve_import(
+        file: Option<&Path>,
+        overrides: &ImportOverrides,
+    ) -> Result<crate::import::articles::ImportConfig, JobError> {
+        let mut config = match file {
+            Some(path) => Self::from_file(path)?.import,
+            None => crate::import::articles::ImportConfig::default(),
+        };
+        let o = overrides.clone();
+        let c = &mut config.columns;
+        for (given, field) in [
+            (o.key_event_column, &mut c.key_event),
+            (o.id_column, &mut c.id),
+            (o.published_column, &mut c.published),
+            (o.title_column, &mut c.title),
+            (o.text_column, &mut c.text),
+            (o.theme_column, &mut c.theme),
+        ] {
+            if let Some(v) = given {
+                *field = v;
+            }
+        }
+        if let Some(e) = o.on_error {
+            config.on_error = e;
+        }
+        if let Some(f) = o.date_format {
+            config.date_format = Some(f);
+        }
+        if let Some(t) = o.target_chars {
+            config.segment.target_chars = t;
+            config.segment.max_chars = config.segment.max_chars.max(t);
+            config.segment.min_chars = config.segment.min_chars.min(t);
+        }
+        Ok(config)
+    }
+
     /// Reads a job file.
     pub fn from_file(path: &Path) -> Result<Self, JobError> {
         let file = path.display().to_string();

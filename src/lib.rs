@@ -18,9 +18,11 @@
 //! - the run folder: [`run_folder`] is what a run leaves in `--out` (tables, `run.json`,
 //!   checkpoints, the commit, the history's files, the summary a run prints), read by the engine
 //!   and the commands alike;
-//! - the commands: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`] (paper
-//!   appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and [`demo`] (the
-//!   built-in default run); [`cli`] parses them for the binary (`src/main.rs`).
+//! - the commands' engines: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`]
+//!   (paper appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and
+//!   [`demo`] (the built-in default run);
+//! - the commands: [`cli`] parses them and [`commands`] runs each, returning a typed outcome
+//!   whose summary the binary (`src/main.rs`) prints.
 // No unsafe code but one allowed call (`encoder::tune_allocator`, glibc `mallopt`).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -28,6 +30,7 @@
 pub mod background;
 pub mod baseline;
 pub mod cli;
+pub mod commands;
 pub mod corpus;
 pub mod coverage;
 pub mod demo;

@@ -78,24 +78,18 @@ pub(crate) fn import_articles(
             .into_py(py))
         }
     };
-    let args = cli::ImportArgs {
-        dataset_dir: None,
-        articles: articles.clone(),
-        out: out.clone(),
-        job,
+    let overrides = epimine::job::ImportOverrides {
         key_event_column,
         id_column,
         published_column,
-        date_format,
         title_column,
         text_column,
         theme_column,
         on_error,
+        date_format,
         target_chars,
-        append,
     };
-    let config = args
-        .import_config()
+    let config = epimine::job::Job::resolve_import(job.as_deref(), &overrides)
         .map_err(|e| Failure::from(e).into_py(py))?;
     let table = match table {
         Some(source) => {
@@ -167,7 +161,7 @@ pub(crate) fn import_dataset(
 }
 
 /// `epimine run`, in this process alone (`workers` threads): the job file, then the flags,
-/// then `sets` (`key=value`), resolved by the CLI's code. Returns `run.json`'s content and
+/// then `sets` (`key=value`), resolved as the CLI resolves it (`Job::resolve`). Returns `run.json`'s content and
 /// where the outputs are, as JSON (`{"out": …, "report": …}`).
 #[pyfunction]
 #[pyo3(signature = (
@@ -194,27 +188,19 @@ pub(crate) fn run(
         Some(Ok(ms)) => Some(ms),
         Some(Err(e)) => return Err(Failure::new(Kind::Input, format!("run_time: {e}")).into_py(py)),
     };
-    let args = cli::RunArgs {
-        job,
+    // One process: several are the CLI's (a launcher, a hostfile).
+    let overrides = epimine::job::Overrides {
         corpus,
         background,
         out,
         model,
-        sets,
-        fresh,
-        overwrite,
-        run_time,
-        // One process: several are the CLI's (a launcher, a hostfile).
-        timely: cli::OptionalTimelyArgs {
-            workers,
-            processes: cli::ProcessArgs {
-                processes: Some(1),
-                process: Some(0),
-                hostfile: None,
-            },
-        },
+        workers,
+        processes: Some(1),
+        process: Some(0),
+        hostfile: None,
     };
-    let job = args.job().map_err(|e| Failure::from(e).into_py(py))?;
+    let job = epimine::job::Job::resolve(job.as_deref(), &overrides, &sets)
+        .map_err(|e| Failure::from(e).into_py(py))?;
     let options = pipeline::RunOptions {
         fresh,
         overwrite,
