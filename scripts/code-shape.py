@@ -196,6 +196,8 @@ def main():
             if last - first + 1 > FN_LIMIT:
                 long_fns.append((last - first + 1, f"{rel}::{m.group(1)}"))
         code = cut_tests(code)
+        # A visibility `pub(in crate::a)` names no import.
+        code = re.sub(r"\bpub\s*\(\s*in\s+[\w:]+\s*\)", "pub", code)
         paths = []
         for u in re.finditer(r"\buse\s+([^;]+);", code):
             paths += expand_use(u.group(1))

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::{location, CommandError, Finished};
+use super::outcome::{location, CommandError, Finished};
 use crate::background::{self, wordfreq};
 use crate::cli;
 use crate::import::{self, articles};

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{CommandError, Finished};
+use super::outcome::{CommandError, Finished};
 use crate::cli;
 use crate::encoder::ShapePolicy;
 use crate::grouping::density::DensityParams;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::{location, CommandError, Finished};
+use super::outcome::{location, CommandError, Finished};
 use crate::cli;
 use crate::{eval as scoring, report as html};
 

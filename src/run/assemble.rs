@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use super::error::RunError;
-use super::exchange::GatheredReports;
+use super::events::exchange::GatheredReports;
 use super::fault::fault;
 use super::history;
 use crate::job::Job;

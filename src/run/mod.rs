@@ -3,40 +3,24 @@
 //! files) is the run folder's contract, in [`crate::run_folder`], which `eval` and `report` read
 //! too.
 //!
-//! Stages: the statistics dataflow (§1–§2, timely workers over threads and processes,
-//! `crate::stats`); then the per-event computation on every worker of every process
-//! (`event`): each event's owner fingerprints it and reuses its checkpoint when the
-//! fingerprint matches (`reuse`); the other events, in waves (`placement`), are encoded by units
-//! (`units`) on any worker, and their owners run §3–§6 (the LLM round trip from worker 0:
-//! `estimation`) and write each event's checkpoint as soon as it is done. Then the commit
-//! (`assemble`): process 0 streams the final tables from the checkpoints, one event at a time,
-//! to their names, and writes `run.json`, which lists every table with its sha256 and row count,
-//! last. What workers send each other is in `exchange`, the encoder cache in `cache`, the
-//! progress over workers and processes in `stage_progress`, the errors in `error`; what every
-//! worker shares is in `shared`, an event waiting for its episodes in `pending`, the resume
-//! tests' hook in `fault`, the flag that stops a run from outside (the Python package's Ctrl-C)
-//! in [`interrupt`]; what the processes of a job must agree on in [`identity`], the lock that
-//! keeps one run per `--out` in [`crate::storage::lock`], and the history of the `--out` in [`history`].
+//! Two rooms. The process: the statistics dataflow (§1–§2, timely workers over threads and
+//! processes, `crate::stats`), then the per-event pipeline, then the commit (`assemble`):
+//! process 0 streams the final tables from the checkpoints, one event at a time, to their names,
+//! and writes `run.json`, which lists every table with its sha256 and row count, last; with the
+//! errors in `error`, the resume tests' hook in `fault`, the flag that stops a run from outside
+//! (the Python package's Ctrl-C) in [`interrupt`], what a stopped run keeps in [`kept`], what the
+//! processes of a job must agree on in [`identity`], the lock that keeps one run per `--out` in
+//! [`crate::storage::lock`], and the history of the `--out` in [`history`]. The per-event
+//! pipeline on every worker (reuse, waves, encoding units, §3–§6, checkpoints) is `events`.
 
 mod assemble;
-mod cache;
-mod compute;
 mod error;
-mod estimation;
-mod event;
-mod exchange;
+mod events;
 mod fault;
 pub mod history;
 pub mod identity;
 pub mod interrupt;
 pub mod kept;
-mod pending;
-mod placement;
-mod reuse;
-mod shared;
-mod stage_progress;
-mod units;
-mod worker;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,9 +43,9 @@ use crate::stats::{self, Round};
 use crate::storage::Location;
 use crate::topology::Cluster;
 use assemble::{commit_run, Finished};
-use exchange::GatheredReports;
+use events::exchange::GatheredReports;
+use events::shared::Shared;
 pub(crate) use fault::fault;
-use shared::Shared;
 
 /// What a run produced (process 0), and whether it was partial.
 #[derive(Debug)]
@@ -342,7 +326,7 @@ fn distributed(
         checkpoints_written: AtomicUsize::new(0),
         llm: llm_client,
         errors: Mutex::new(Vec::new()),
-        progress: stage_progress::StageProgress::new(cluster),
+        progress: events::stage_progress::StageProgress::new(cluster),
         pool,
         interrupt: interrupt.clone(),
         carried,
@@ -351,7 +335,7 @@ fn distributed(
     let results = crate::topology::execute_with_side_lines(
         cluster,
         |lines| shared.progress.connected(lines),
-        move |worker| event::event_worker(worker, &worker_shared),
+        move |worker| events::event::event_worker(worker, &worker_shared),
     );
     shared.progress.finish();
     if interrupt.is_set() {

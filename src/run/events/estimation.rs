@@ -19,7 +19,7 @@ use crate::tables::{Assignment, Episode};
 
 /// An event's LLM trials: its answers classified against (§6), a failed trial replaced by the
 /// no-LLM episodes.
-pub(super) fn classify_with_llm(
+pub(in crate::run) fn classify_with_llm(
     job: &Job,
     encoder: &Encoder<DefaultBackend>,
     event: &str,
@@ -87,7 +87,7 @@ pub(super) fn classify_with_llm(
 }
 
 /// An event's LLM trials, classified ([`classify_with_llm`]).
-pub(super) struct Classified {
+pub(in crate::run) struct Classified {
     pub llm: EventLlm,
     pub episodes: Vec<Episode>,
     pub assignments: Vec<Assignment>,
@@ -97,7 +97,7 @@ pub(super) struct Classified {
 
 /// What the LLM stage asked: answers by (event, trial), the context window used, and the events
 /// whose prompts were cut to fit it (event → segments per cluster sent).
-pub(super) struct Asked {
+pub(in crate::run) struct Asked {
     pub answers: BTreeMap<(String, u32), Result<Vec<llm::LlmEpisode>, LlmError>>,
     pub context_tokens: Option<u32>,
     pub cut: BTreeMap<String, usize>,
@@ -106,7 +106,7 @@ pub(super) struct Asked {
 /// §5 with an LLM: every waiting event's trials, at most `llm.concurrency` requests in flight
 /// across events. A prompt that would not fit the context window (`llm.context_tokens`, or
 /// what the server reports) sends fewer segments per cluster.
-pub(super) async fn ask_llm(
+pub(in crate::run) async fn ask_llm(
     client: &llm::Client,
     config: &llm::LlmConfig,
     prompts: &[(String, Vec<Vec<String>>)],
@@ -182,7 +182,7 @@ pub(super) async fn ask_llm(
 /// LLM episodes as classification targets (§6): each vector is the harmonic-weighted mean of
 /// the sentence embeddings of [title joined by spaces, example sentence 1, 2, …]. Texts already
 /// in `known` (the event's segments, and texts of earlier trials) are not encoded again.
-pub(super) fn llm_specs(
+pub(in crate::run) fn llm_specs(
     encoder: &Encoder<DefaultBackend>,
     known: &mut HashMap<String, Vec<f32>>,
     episodes: &[llm::LlmEpisode],
@@ -284,18 +284,18 @@ fn ask_from_worker0(
 
 /// What the LLM round starts from: worker 0's reports (with the prompts) and stages, this
 /// worker's events waiting for answers, the owners and the encoders.
-pub(super) struct LlmRound<'a> {
-    pub(super) reports: BTreeMap<String, EventReport>,
-    pub(super) stages: Vec<StageTime>,
-    pub(super) pending: BTreeMap<String, (Pending, EventReport)>,
-    pub(super) owners: &'a Arc<BTreeMap<String, usize>>,
-    pub(super) encoder: Option<&'a Encoders>,
-    pub(super) waves: usize,
+pub(in crate::run) struct LlmRound<'a> {
+    pub(in crate::run) reports: BTreeMap<String, EventReport>,
+    pub(in crate::run) stages: Vec<StageTime>,
+    pub(in crate::run) pending: BTreeMap<String, (Pending, EventReport)>,
+    pub(in crate::run) owners: &'a Arc<BTreeMap<String, usize>>,
+    pub(in crate::run) encoder: Option<&'a Encoders>,
+    pub(in crate::run) waves: usize,
 }
 
 /// §5–§6 with the LLM, on every worker: worker 0 asks ([`ask_from_worker0`]), the owners
 /// classify ([`classify_answers`]); worker 0 returns what it gathered.
-pub(super) fn llm_round(
+pub(in crate::run) fn llm_round(
     ctx: &Ctx,
     worker: &mut timely::worker::Worker,
     round: LlmRound,

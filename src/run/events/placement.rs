@@ -14,16 +14,16 @@ use crate::tables::Segment;
 
 /// Where everything is: this worker's segments, every encoding unit's size and digest, each
 /// event's digest and owner.
-pub(super) struct Placement {
-    pub(super) segments: Vec<Segment>,
-    pub(super) units: BTreeMap<UnitKey, (u64, SegmentDigest)>,
-    pub(super) digests: BTreeMap<String, SegmentDigest>,
-    pub(super) owners: Arc<BTreeMap<String, usize>>,
+pub(in crate::run) struct Placement {
+    pub(in crate::run) segments: Vec<Segment>,
+    pub(in crate::run) units: BTreeMap<UnitKey, (u64, SegmentDigest)>,
+    pub(in crate::run) digests: BTreeMap<String, SegmentDigest>,
+    pub(in crate::run) owners: Arc<BTreeMap<String, usize>>,
 }
 
 /// This worker's row groups of the corpus, and what every worker learns of all of them: each
 /// encoding unit's size and segment digest, each event's digest and owner.
-pub(super) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Placement {
+pub(in crate::run) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Placement {
     let segments = match Location::parse(&ctx.job().corpus, false)
         .map_err(|e| e.to_string())
         .and_then(|corpus| {
@@ -56,22 +56,22 @@ pub(super) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> 
 }
 
 /// Encoding units per worker in one wave: two calls of the encoder (`units::UNITS_AT_ONCE`).
-pub(super) const WAVE_UNITS: usize = 2 * super::units::UNITS_AT_ONCE;
+pub(in crate::run) const WAVE_UNITS: usize = 2 * super::units::UNITS_AT_ONCE;
 
 /// The events to compute, in waves.
-pub(super) struct Waves {
+pub(in crate::run) struct Waves {
     /// The units to encode and their segment counts.
-    pub(super) to_encode: BTreeMap<UnitKey, u64>,
+    pub(in crate::run) to_encode: BTreeMap<UnitKey, u64>,
     /// Each event's wave ([`keys_waves`]).
-    pub(super) of_event: BTreeMap<String, usize>,
+    pub(in crate::run) of_event: BTreeMap<String, usize>,
     /// This worker's segments of each wave.
-    pub(super) segments: Vec<Vec<Segment>>,
+    pub(in crate::run) segments: Vec<Vec<Segment>>,
 }
 
 /// The wave of every event to compute: each owner's events, in key order, spread over the waves
 /// by their encoding units (about [`WAVE_UNITS`] per worker and wave), so that each wave keeps
 /// every worker busy and a run checkpoints its events steadily. The same for every worker.
-pub(super) fn keys_waves(
+pub(in crate::run) fn keys_waves(
     to_encode: &BTreeMap<UnitKey, u64>,
     owners: &BTreeMap<String, usize>,
     peers: usize,
@@ -104,7 +104,7 @@ pub(super) fn keys_waves(
 /// same number of encoding units, so that every wave is encoded, run and checkpointed before the
 /// next (a run killed half way has checkpointed about half its work). Every worker derives the
 /// same waves from what all know (units, owners, reused events).
-pub(super) fn plan_waves(
+pub(in crate::run) fn plan_waves(
     units: &BTreeMap<UnitKey, (u64, SegmentDigest)>,
     reused: &HashSet<String>,
     owners: &BTreeMap<String, usize>,

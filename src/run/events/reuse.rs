@@ -14,7 +14,7 @@ use crate::storage::Location;
 use crate::tables::Term;
 
 /// What an event's owner decided about its checkpoint.
-pub(super) enum Decision {
+pub(in crate::run) enum Decision {
     /// Reuse it: its status as it was computed.
     Reuse(Box<EventStatus>),
     /// Compute the event; why an existing checkpoint was not reused.
@@ -22,7 +22,7 @@ pub(super) enum Decision {
 }
 
 /// Reads an event's checkpoint and decides whether it can be reused.
-pub(super) fn decide(
+pub(in crate::run) fn decide(
     runtime: &tokio::runtime::Runtime,
     out: &Location,
     shared: &Shared,
@@ -65,22 +65,22 @@ pub(super) fn decide(
 }
 
 /// What the owners decided ([`decide_events`]).
-pub(super) struct Decisions {
+pub(in crate::run) struct Decisions {
     /// The owner's terms, by event.
-    pub(super) terms: BTreeMap<String, Vec<Term>>,
+    pub(in crate::run) terms: BTreeMap<String, Vec<Term>>,
     /// The owner's events: fingerprint and decision.
-    pub(super) decided: BTreeMap<String, (String, Decision)>,
+    pub(in crate::run) decided: BTreeMap<String, (String, Decision)>,
     /// The reused events of every owner.
-    pub(super) reused: HashSet<String>,
+    pub(in crate::run) reused: HashSet<String>,
 }
 
 /// An event of this worker's: its fingerprint and what was decided about its checkpoint.
-pub(super) type Decided = (String, (String, Decision));
+pub(in crate::run) type Decided = (String, (String, Decision));
 
 /// This worker's share of the terms to the events' owners, which fingerprint their events and
 /// decide on the checkpoints; every worker learns which events are reused. Returns the owner's
 /// terms by event, its decisions, and the reused events (of every owner).
-pub(super) fn decide_events(
+pub(in crate::run) fn decide_events(
     ctx: &Ctx,
     worker: &mut timely::worker::Worker,
     placement: &Placement,
@@ -154,7 +154,7 @@ pub(super) fn decide_events(
 }
 
 /// Reused events first: nothing to do but report them; removes them from `decisions`.
-pub(super) fn report_reused(
+pub(in crate::run) fn report_reused(
     decisions: &mut Vec<Decided>,
     reports: &mut Vec<EventReport>,
     bar: &crate::progress::Bar,

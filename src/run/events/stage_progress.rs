@@ -29,7 +29,7 @@ const ENCODING_BAR: &str = "encoding";
 const EVENTS_BAR: &str = "events";
 
 impl StageProgress {
-    pub(super) fn new(cluster: &Cluster) -> Self {
+    pub(in crate::run) fn new(cluster: &Cluster) -> Self {
         let several = cluster.processes > 1;
         let workers = match (several, cluster.process) {
             (false, _) => format!("{} worker(s)", cluster.workers),
@@ -54,7 +54,7 @@ impl StageProgress {
     }
 
     /// Process 0 reads the other processes' reports; another process starts sending its own.
-    pub(super) fn connected(&self, lines: crate::topology::SideLines) {
+    pub(in crate::run) fn connected(&self, lines: crate::topology::SideLines) {
         use crate::topology::SideLines;
         match lines {
             SideLines::None => {}
@@ -90,7 +90,7 @@ impl StageProgress {
     }
 
     /// The bar of the events, created by the first worker to ask.
-    pub(super) fn events(&self, waves: usize) -> &crate::progress::Bar {
+    pub(in crate::run) fn events(&self, waves: usize) -> &crate::progress::Bar {
         self.events.get_or_init(|| {
             self.start(
                 format!("events ({}, {waves} wave(s))", self.workers),
@@ -100,14 +100,14 @@ impl StageProgress {
     }
 
     /// The bar of the encoding units, created by the first worker to ask.
-    pub(super) fn encoding(&self) -> &crate::progress::Bar {
+    pub(in crate::run) fn encoding(&self) -> &crate::progress::Bar {
         self.encoding
             .get_or_init(|| self.start(format!("encoding units ({})", self.workers), ENCODING_BAR))
     }
 
     /// Ends the bars: another process first sends its last counts; process 0 waits (a few
     /// seconds at most) for them, so that its last line counts the whole run.
-    pub(super) fn finish(&self) {
+    pub(in crate::run) fn finish(&self) {
         let reporter = self
             .reporter
             .lock()

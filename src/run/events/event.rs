@@ -9,13 +9,13 @@ use std::time::Instant;
 use super::compute::{compute_event, EventData};
 use super::estimation::{llm_round, LlmRound};
 use super::exchange::{router, shuffle, EncodedUnit, EventReport, GatheredReports, ToOwner};
-use super::fault::fault;
 use super::pending::Pending;
 use super::placement::{plan_waves, read_placement, Placement, Waves};
 use super::reuse::{decide_events, report_reused, Decided, Decision, Decisions};
 use super::shared::Shared;
 use super::units::{assemble, encode_units, unit_of, Encoders, UnitKey};
 use super::worker::Ctx;
+use crate::run::fault::fault;
 use crate::run_folder::manifest::{EventStatus, StageTime};
 use crate::run_folder::outputs::Outputs;
 use crate::sharding;
@@ -41,7 +41,7 @@ struct Done {
 /// LLM, worker 0 asks it for every waiting event, the answers go back to the owners, which
 /// classify, write the checkpoints and report again ([`llm_round`]). `epimine stats`
 /// (`terms_only`, no `--out` checkpoints) sends the terms and pairs to worker 0 instead.
-pub(super) fn event_worker(
+pub(in crate::run) fn event_worker(
     worker: &mut timely::worker::Worker,
     shared: &Shared,
 ) -> Option<GatheredReports> {

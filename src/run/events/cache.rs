@@ -7,14 +7,14 @@ use crate::encoder::WordSum;
 use crate::job::Job;
 
 /// Sentence embeddings of some segments, in order, and their word table as sums.
-pub(super) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
+pub(in crate::run) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
 
 /// The cache key of a unit's encoding: the model weights' hash, the batch size and the
 /// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which
 /// moves the floats a little) and the texts.
 /// `float_tag` is [`crate::encoder::EncoderOptions::float_tag`] (int8, bucketed shapes, half
 /// precision), empty for the defaults so that their keys stay those of earlier versions.
-pub(super) fn cache_key(
+pub(in crate::run) fn cache_key(
     model_hash: &str,
     batch_size: usize,
     float_tag: &str,
@@ -35,9 +35,12 @@ pub(super) fn cache_key(
 }
 
 /// The cache file's first bytes (version 2: word sums in f64, per encoding unit).
-pub(super) const CACHE_MAGIC: &[u8] = b"EPIMINE-ENC2";
+pub(in crate::run) const CACHE_MAGIC: &[u8] = b"EPIMINE-ENC2";
 
-pub(super) fn write_cache(path: &Path, (embeddings, words): &UnitEncoding) -> std::io::Result<()> {
+pub(in crate::run) fn write_cache(
+    path: &Path,
+    (embeddings, words): &UnitEncoding,
+) -> std::io::Result<()> {
     let mut buf: Vec<u8> = CACHE_MAGIC.to_vec();
     let dim = embeddings.first().map_or(0, Vec::len);
     buf.extend((embeddings.len() as u32).to_le_bytes());
@@ -58,7 +61,7 @@ pub(super) fn write_cache(path: &Path, (embeddings, words): &UnitEncoding) -> st
     std::fs::rename(tmp, path)
 }
 
-pub(super) fn read_cache(path: &Path) -> Option<UnitEncoding> {
+pub(in crate::run) fn read_cache(path: &Path) -> Option<UnitEncoding> {
     let data = std::fs::read(path).ok()?;
     let mut at = data.strip_prefix(CACHE_MAGIC)?;
     fn take<'a>(at: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
@@ -99,7 +102,7 @@ pub(super) fn read_cache(path: &Path) -> Option<UnitEncoding> {
 }
 
 /// The encoder cache file of a unit's texts, when the job has a cache.
-pub(super) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<PathBuf> {
+pub(in crate::run) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) -> Option<PathBuf> {
     job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);

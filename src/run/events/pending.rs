@@ -6,23 +6,23 @@ use crate::episodes::{self, EventInput};
 use crate::tables::Segment;
 
 /// One event after §3–§4, waiting for episodes.
-pub(super) struct Pending {
-    pub(super) segments: Vec<Segment>,
-    pub(super) embeddings: Vec<Vec<f32>>,
-    pub(super) prepared: episodes::Prepared,
+pub(in crate::run) struct Pending {
+    pub(in crate::run) segments: Vec<Segment>,
+    pub(in crate::run) embeddings: Vec<Vec<f32>>,
+    pub(in crate::run) prepared: episodes::Prepared,
     /// The previous run's episodes of the event as indices into `segments`
     /// ([`EventInput::carried`]).
-    pub(super) carried: Vec<Vec<usize>>,
+    pub(in crate::run) carried: Vec<Vec<usize>>,
 }
 
 /// Classification needs no word vectors.
-pub(super) static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f32>>> =
+pub(in crate::run) static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f32>>> =
     std::sync::LazyLock::new(HashMap::new);
 
 impl Pending {
     /// The event's segment embeddings by whitespace-normalised text: an LLM's example sentence
     /// copied from a segment needs no new encoding.
-    pub(super) fn known_embeddings(&self) -> HashMap<String, Vec<f32>> {
+    pub(in crate::run) fn known_embeddings(&self) -> HashMap<String, Vec<f32>> {
         self.segments
             .iter()
             .zip(&self.embeddings)
@@ -30,7 +30,7 @@ impl Pending {
             .collect()
     }
 
-    pub(super) fn input(&self) -> EventInput<'_> {
+    pub(in crate::run) fn input(&self) -> EventInput<'_> {
         EventInput {
             segments: &self.segments,
             terms: Vec::new(),
@@ -45,7 +45,7 @@ impl Pending {
 /// The previous run's episodes of an event (each as its segments' stable keys,
 /// `crate::lineage::segment_keys`) as indices into this run's `segments`; episodes none of whose
 /// segments are still there left out.
-pub(super) fn carried(segments: &[Segment], previous: &[Vec<u64>]) -> Vec<Vec<usize>> {
+pub(in crate::run) fn carried(segments: &[Segment], previous: &[Vec<u64>]) -> Vec<Vec<usize>> {
     if previous.is_empty() {
         return Vec::new();
     }
@@ -65,6 +65,6 @@ pub(super) fn carried(segments: &[Segment], previous: &[Vec<u64>]) -> Vec<Vec<us
         .collect()
 }
 
-pub(super) fn normalise(text: &str) -> String {
+pub(in crate::run) fn normalise(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -16,20 +16,20 @@ use crate::tables::{Segment, Term};
 
 /// What one event's stages start from: its segments, its terms' statistics, and its encoding
 /// (or why it failed).
-pub(super) struct EventData {
+pub(in crate::run) struct EventData {
     /// The event's segments, in corpus order.
-    pub(super) segs: Vec<Segment>,
+    pub(in crate::run) segs: Vec<Segment>,
     /// Its terms' statistics (§1–§2).
-    pub(super) terms: Vec<Term>,
+    pub(in crate::run) terms: Vec<Term>,
     /// Its sentence and word vectors.
-    pub(super) encoded: Result<Encoded, String>,
+    pub(in crate::run) encoded: Result<Encoded, String>,
 }
 
 /// One event's stages after encoding, under the run's job (`shared.job`): §1 expansion and
 /// §3–§6 without an LLM (rows into `report.outputs`), or §3–§4 with one (the prompt into
 /// `report.prompt`, the event into `pending`), or only the term set (`epimine stats`). `steps`
 /// tells where it stands.
-pub(super) fn compute_event(
+pub(in crate::run) fn compute_event(
     shared: &Shared,
     EventData {
         segs,
@@ -113,7 +113,7 @@ pub(super) fn compute_event(
 }
 
 /// The episodes and assigned segments of an event, summed over trials; no episode is a failure.
-pub(super) fn finish_counts(
+pub(in crate::run) fn finish_counts(
     status: &mut EventStatus,
     params: &episodes::EpisodeParams,
     episodes: usize,
@@ -129,7 +129,7 @@ pub(super) fn finish_counts(
     }
 }
 
-pub(super) fn set_failed(status: &mut EventStatus, error: String) {
+pub(in crate::run) fn set_failed(status: &mut EventStatus, error: String) {
     tracing::warn!("{}: skipped: {error}", status.key_event);
     status.status = Outcome::Failed;
     status.error = Some(error);
@@ -137,7 +137,7 @@ pub(super) fn set_failed(status: &mut EventStatus, error: String) {
 
 /// An event's term set (§1 expansion and synonym groups, pairs in the group sense) from its
 /// statistics and word vectors.
-pub(super) fn term_set(
+pub(in crate::run) fn term_set(
     job: &Job,
     segs: &[Segment],
     rows: &[Term],
@@ -155,11 +155,12 @@ pub(super) fn term_set(
     )
 }
 
-pub(super) type PrepareResult = Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
+pub(in crate::run) type PrepareResult =
+    Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
 
 /// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
 /// `previous`: the previous run's episodes of the event as segment keys (`episodes.carry`).
-pub(super) fn prepare_event(
+pub(in crate::run) fn prepare_event(
     job: &Job,
     segs: Vec<Segment>,
     rows: Vec<Term>,

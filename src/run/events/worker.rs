@@ -1,25 +1,28 @@
 //! What one worker of the per-event stages holds throughout, and what it does for every phase:
 //! record an error, write an event's checkpoint.
 
-use super::fault::fault;
 use super::shared::Shared;
 use crate::job::Job;
+use crate::run::fault::fault;
 use crate::run_folder::checkpoint::{self, Checkpoint};
 use crate::run_folder::manifest::EventStatus;
 use crate::run_folder::outputs::Outputs;
 
 /// What one worker of the per-event stages holds throughout: its place, the shared state and
 /// its own tokio runtime (storage and the LLM).
-pub(super) struct Ctx<'a> {
-    pub(super) index: usize,
-    pub(super) peers: usize,
-    pub(super) shared: &'a Shared,
-    pub(super) runtime: tokio::runtime::Runtime,
+pub(in crate::run) struct Ctx<'a> {
+    pub(in crate::run) index: usize,
+    pub(in crate::run) peers: usize,
+    pub(in crate::run) shared: &'a Shared,
+    pub(in crate::run) runtime: tokio::runtime::Runtime,
 }
 
 impl<'a> Ctx<'a> {
     /// `None` (the error recorded) when no runtime starts.
-    pub(super) fn start(worker: &timely::worker::Worker, shared: &'a Shared) -> Option<Self> {
+    pub(in crate::run) fn start(
+        worker: &timely::worker::Worker,
+        shared: &'a Shared,
+    ) -> Option<Self> {
         let (index, peers) = (worker.index(), worker.peers());
         match crate::runtime::current_thread() {
             Ok(runtime) => Some(Self {
@@ -35,16 +38,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(super) fn job(&self) -> &'a Job {
+    pub(in crate::run) fn job(&self) -> &'a Job {
         &self.shared.job
     }
 
-    pub(super) fn fail(&self, e: String) {
+    pub(in crate::run) fn fail(&self, e: String) {
         fail(self.shared, self.index, e);
     }
 
     /// Writes an event's checkpoint (nothing without `--out`).
-    pub(super) fn write_checkpoint(
+    pub(in crate::run) fn write_checkpoint(
         &self,
         fingerprint: &str,
         status: &EventStatus,
@@ -87,7 +90,7 @@ impl<'a> Ctx<'a> {
         };
         match self.runtime.block_on(checkpoint::write(out, &c)) {
             Ok(()) => {
-                super::kept::checkpoint_written();
+                crate::run::kept::checkpoint_written();
                 let n = self
                     .shared
                     .checkpoints_written

@@ -14,22 +14,22 @@ use crate::run_folder::outputs::Outputs;
 use crate::tables::{Segment, Term};
 
 /// One trial's LLM answer for an event (the error as text).
-pub(super) type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
+pub(in crate::run) type TrialAnswer = (u32, Result<Vec<llm::LlmEpisode>, String>);
 
 /// One encoding unit, encoded on some worker: its segments in (doc_id, seg_idx) order with their
 /// embeddings and word sums, or why encoding failed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct EncodedUnit {
-    pub(super) unit: u32,
-    pub(super) segments: Vec<Segment>,
-    pub(super) encoded: Result<UnitEncoding, String>,
+pub(in crate::run) struct EncodedUnit {
+    pub(in crate::run) unit: u32,
+    pub(in crate::run) segments: Vec<Segment>,
+    pub(in crate::run) encoded: Result<UnitEncoding, String>,
     /// Whether the encoder ran for it (not read from the encoder cache).
-    pub(super) fresh: bool,
+    pub(in crate::run) fresh: bool,
 }
 
 /// A message to the worker that owns a key event ([`crate::sharding::event_owners`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) enum ToOwner {
+pub(in crate::run) enum ToOwner {
     /// One of the event's encoding units.
     Unit(String, EncodedUnit),
     /// The event's terms from the statistics dataflow.
@@ -48,25 +48,25 @@ impl ToOwner {
 
 /// An owner's report on one event, sent to worker 0.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct EventReport {
-    pub(super) status: EventStatus,
-    pub(super) outputs: Outputs,
+pub(in crate::run) struct EventReport {
+    pub(in crate::run) status: EventStatus,
+    pub(in crate::run) outputs: Outputs,
     /// The LLM's input (each kept cluster's most salient segments), when the event waits for it.
-    pub(super) prompt: Option<Vec<Vec<String>>>,
+    pub(in crate::run) prompt: Option<Vec<Vec<String>>>,
 }
 
 /// What worker 0 gathers.
-pub(super) struct GatheredReports {
-    pub(super) reports: BTreeMap<String, EventReport>,
-    pub(super) stages: Vec<StageTime>,
-    pub(super) llm: Option<LlmReport>,
+pub(in crate::run) struct GatheredReports {
+    pub(in crate::run) reports: BTreeMap<String, EventReport>,
+    pub(in crate::run) stages: Vec<StageTime>,
+    pub(in crate::run) llm: Option<LlmReport>,
     /// Waves the events to compute went in.
-    pub(super) waves: usize,
+    pub(in crate::run) waves: usize,
 }
 
 /// Sends `items` to the workers `route` names (all workers call it with their own items) and
 /// returns what this worker received: one small timely dataflow of input, exchange and capture.
-pub(super) fn shuffle<D>(
+pub(in crate::run) fn shuffle<D>(
     worker: &mut timely::worker::Worker,
     items: Vec<D>,
     route: impl Fn(&D) -> u64 + 'static,
@@ -99,7 +99,9 @@ where
 
 /// Routes by the owners map (an event it lacks, e.g. terms of an event without segments, goes
 /// to worker 0).
-pub(super) fn router(owners: &Arc<BTreeMap<String, usize>>) -> impl Fn(&ToOwner) -> u64 + 'static {
+pub(in crate::run) fn router(
+    owners: &Arc<BTreeMap<String, usize>>,
+) -> impl Fn(&ToOwner) -> u64 + 'static {
     let owners = Arc::clone(owners);
     move |m| owners.get(m.key_event()).copied().unwrap_or(0) as u64
 }

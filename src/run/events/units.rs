@@ -13,16 +13,16 @@ use crate::sharding;
 use crate::tables::Segment;
 
 /// An encoding unit of a key event: (key event, [`sharding::encoding_unit`] of its articles).
-pub(super) type UnitKey = (String, u32);
+pub(in crate::run) type UnitKey = (String, u32);
 
 /// The encoding unit of a segment.
-pub(super) fn unit_of(s: &Segment) -> UnitKey {
+pub(in crate::run) fn unit_of(s: &Segment) -> UnitKey {
     (s.key_event.clone(), sharding::encoding_unit(s.doc_id))
 }
 
 /// Every encoding unit's segment count and [`SegmentDigest`], known to every worker (each sends
 /// its shard's counts and digests to all).
-pub(super) fn unit_sizes(
+pub(in crate::run) fn unit_sizes(
     worker: &mut timely::worker::Worker,
     segments: &[Segment],
 ) -> BTreeMap<UnitKey, (u64, SegmentDigest)> {
@@ -107,11 +107,11 @@ impl Encoders {
 }
 
 /// Units encoded in one call: their batches share the waves of concurrent forward passes.
-pub(super) const UNITS_AT_ONCE: usize = 8;
+pub(in crate::run) const UNITS_AT_ONCE: usize = 8;
 
 /// Encodes this worker's units (or reads them from the encoder cache), in key order. A unit that
 /// fails to encode fails alone (its group is encoded again one unit at a time).
-pub(super) fn encode_units(
+pub(in crate::run) fn encode_units(
     shared: &Shared,
     encoders: Option<&Encoders>,
     units: BTreeMap<UnitKey, Vec<Segment>>,
@@ -223,7 +223,9 @@ fn encode_parts(encoders: &Encoders, parts: &[&[&str]]) -> Result<Vec<UnitEncodi
 /// its encoded units: the word sums are added in unit order, so the floats are the same
 /// whichever workers encoded the units. Segments that repeat a key (doc_id, seg_idx) fail the
 /// event (its owner is the one place that sees all its segments, in key order).
-pub(super) fn assemble(mut units: Vec<EncodedUnit>) -> (Vec<Segment>, Result<Encoded, String>) {
+pub(in crate::run) fn assemble(
+    mut units: Vec<EncodedUnit>,
+) -> (Vec<Segment>, Result<Encoded, String>) {
     units.sort_by_key(|u| u.unit);
     let mut segments: Vec<Segment> = Vec::new();
     let mut embeddings = Vec::new();
@@ -277,4 +279,4 @@ fn repeated_keys(units: &[EncodedUnit]) -> Option<String> {
 }
 
 /// An event's sentence embeddings (in segment order) and word vectors.
-pub(super) type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);
+pub(in crate::run) type Encoded = (Vec<Vec<f32>>, HashMap<String, Vec<f32>>);

@@ -12,46 +12,46 @@ use crate::storage::Location;
 use crate::tables::Term;
 
 /// What every worker of the per-event stages shares.
-pub(super) struct Shared {
-    pub(super) job: Job,
-    pub(super) model_dir: PathBuf,
+pub(in crate::run) struct Shared {
+    pub(in crate::run) job: Job,
+    pub(in crate::run) model_dir: PathBuf,
     /// The sentence model's folder (`encoder.sentence_model`).
-    pub(super) sentence_model_dir: Option<PathBuf>,
-    pub(super) model_hash: String,
+    pub(in crate::run) sentence_model_dir: Option<PathBuf>,
+    pub(in crate::run) model_hash: String,
     /// The digest of the settings that change results ([`checkpoint::settings_digest`]).
-    pub(super) settings: String,
+    pub(in crate::run) settings: String,
     /// This process's shares of the statistics' terms: worker index → event → terms (each
     /// worker takes its own and sends it on to the events' owners).
-    pub(super) terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
+    pub(in crate::run) terms: Mutex<BTreeMap<usize, BTreeMap<String, Vec<Term>>>>,
     /// Only expansion and synonym groups (`epimine stats` with vectors).
-    pub(super) terms_only: bool,
+    pub(in crate::run) terms_only: bool,
     /// Where checkpoints go (`None`: rows are gathered at worker 0, for `epimine stats`).
-    pub(super) out: Option<Location>,
+    pub(in crate::run) out: Option<Location>,
     /// Ignore existing checkpoints.
-    pub(super) fresh: bool,
+    pub(in crate::run) fresh: bool,
     /// Checkpoints this process wrote.
-    pub(super) checkpoints_written: AtomicUsize,
+    pub(in crate::run) checkpoints_written: AtomicUsize,
     /// The LLM client (process 0).
-    pub(super) llm: Option<Arc<llm::Client>>,
+    pub(in crate::run) llm: Option<Arc<llm::Client>>,
     /// What went wrong on some worker.
-    pub(super) errors: Mutex<Vec<String>>,
+    pub(in crate::run) errors: Mutex<Vec<String>>,
     /// The progress of this process's workers, together.
-    pub(super) progress: StageProgress,
+    pub(in crate::run) progress: StageProgress,
     /// The threads of an event's parallel loops (as many as this process has workers): a
     /// worker runs its event's stages in this pool, so that while fewer events than workers
     /// remain (one big event, the end of a run) the idle workers' cores work on them.
-    pub(super) pool: rayon::ThreadPool,
-    /// Raised to stop the run ([`super::interrupt::Interrupt`]).
-    pub(super) interrupt: super::interrupt::Interrupt,
+    pub(in crate::run) pool: rayon::ThreadPool,
+    /// Raised to stop the run ([`crate::run::interrupt::Interrupt`]).
+    pub(in crate::run) interrupt: crate::run::interrupt::Interrupt,
     /// The previous committed run's episodes of each event (trial 0, as their segments'
     /// stable keys), for `episodes.carry`; empty on a first run.
-    pub(super) carried: BTreeMap<String, Vec<Vec<u64>>>,
+    pub(in crate::run) carried: BTreeMap<String, Vec<Vec<u64>>>,
 }
 
 impl Shared {
     /// Whether the run was asked to stop: from then on the workers compute and write nothing
     /// more (they still take part in every exchange, so none waits for another).
-    pub(super) fn interrupted(&self) -> bool {
+    pub(in crate::run) fn interrupted(&self) -> bool {
         self.interrupt.is_set()
     }
 
@@ -59,12 +59,12 @@ impl Shared {
     /// failure, the encoder, the corpus): from then on the workers do no more work and write
     /// nothing, so the run stops at its first failure and a failure never replaces a good
     /// checkpoint.
-    pub(super) fn failed(&self) -> bool {
+    pub(in crate::run) fn failed(&self) -> bool {
         !self.errors.lock().expect("error list").is_empty()
     }
 
     /// Whether the workers stop: the run was interrupted or has failed.
-    pub(super) fn stopped(&self) -> bool {
+    pub(in crate::run) fn stopped(&self) -> bool {
         self.interrupted() || self.failed()
     }
 }
