@@ -14,14 +14,18 @@
 # and how many of the reference's episodes come back (a segment-set Jaccard ≥ 0.5 with one of
 # the changed run's, over the segments both runs hold): scripts/perturbation_spread.py.
 # Encoder outputs are cached (PERTURB_DIR/cache, default target/quality/perturb); the first
-# pass encodes the development set five times (~2 min each on 2 cores).
+# pass encodes the development set five times (~2 min each on 2 cores). PERTURB_TAG=T names the
+# runs T-ref, T-w1, … so that several settings share one folder, corpora and cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${EPIMINE_SHARED:-../shared}
 work=${PERTURB_DIR:-target/quality/perturb}
 mkdir -p "$work"
-cargo build --release --quiet
-bin=target/release/epimine
+# BIN=PATH runs that binary instead of building one (e.g. a copy, while the tree changes).
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --quiet
+fi
+bin=${BIN:-target/release/epimine}
 export RUST_LOG=${RUST_LOG:-warn}
 [ -d "$work/corpus" ] || "$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
 [ -f "$work/bg.parquet" ] || "$bin" background build "$shared/data/background/bbc-news-2225.txt" --out "$work/bg.parquet" >/dev/null
@@ -35,10 +39,11 @@ for seed in 1 2 3; do
     fi
 done
 cache=(--set "encoder.cache_dir=\"$PWD/$work/cache\"")
+tag=${PERTURB_TAG:+$PERTURB_TAG-}
 
 # run NAME CORPUS ARGS…: into $work/NAME, scored into $work/NAME.json.
 run() {
-    local name=$1 corpus=$2
+    local name=$tag$1 corpus=$2
     shift 2
     echo "== $name" >&2
     rm -rf "${work:?}/$name"
@@ -55,4 +60,5 @@ run int8 "$work/corpus" -w 2 --model "$work/minilm-int8" "$@"
 for seed in 1 2 3; do
     run "drop$seed" "$work/drop$seed-corpus" -w 2 "$@"
 done
-python3 scripts/perturbation_spread.py --work "$work" ref w1 batch8 batch64 int8 drop1 drop2 drop3
+python3 scripts/perturbation_spread.py --work "$work" "${tag}ref" "${tag}w1" "${tag}batch8" \
+    "${tag}batch64" "${tag}int8" "${tag}drop1" "${tag}drop2" "${tag}drop3"

@@ -5,8 +5,9 @@
 
 Each NAME is a run folder DIR/NAME with its `epimine eval --json` report DIR/NAME.json and its
 corpus (the run's run.json names it). Prints, per run, 5-F1 ×100 and gold-episode recall ×100
-(per-event means: all, exploration, locked; per theme), their spread over the changes (max − min,
-and the largest move of one event), and, against REF, the share of REF's episodes that come back:
+(per-event means: all, exploration, locked; per theme), their mean over the runs (a steadier
+figure than any one run), their spread over the changes (max − min, and the largest move of one
+event), and, against REF, the share of REF's episodes that come back:
 an episode of REF whose segments (those both runs' corpora hold, matched by event and text) have
 a Jaccard ≥ 0.5 with one episode of the changed run, and the mean best Jaccard. pyarrow.
 """
@@ -113,6 +114,11 @@ def main():
             print(f"{name:<9} {label:<7} " + f"{cells[0]:6.1f} {cells[1]:8.1f} {cells[2]:7.1f} " +
                   " ".join(f"{c:7.1f}" for c in cells[3:]) + extra)
     print()
+    for m, label in (("k_f1", "5-F1"), ("k_recall", "recall")):
+        cols = list(zip(*rows[m].values()))
+        means = [mean(c) for c in cols]
+        print(f"mean over the runs, {label}: all {means[0]:.1f}, explore {means[1]:.1f}, "
+              f"locked {means[2]:.1f}; " + ", ".join(f"{t} {v:.1f}" for t, v in zip(themes, means[3:])))
     for m, label in (("k_f1", "5-F1"), ("k_recall", "recall")):
         cols = list(zip(*rows[m].values()))
         spread = [max(c) - min(c) for c in cols]
