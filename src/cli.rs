@@ -170,7 +170,7 @@ impl RunArgs {
             process: self.timely.processes.process,
             hostfile: self.timely.processes.hostfile.clone(),
         };
-        crate::job::Job::resolve(self.job.as_deref(), &overrides, &self.sets)
+        crate::job::Job::resolve(self.job.as_deref(), overrides, &self.sets)
     }
 }
 
@@ -425,7 +425,7 @@ impl ImportArgs {
             date_format: self.date_format.clone(),
             target_chars: self.target_chars,
         };
-        crate::job::Job::resolve_import(self.job.as_deref(), &overrides)
+        crate::job::Job::resolve_import(self.job.as_deref(), overrides)
     }
 }
 

@@ -300,14 +300,14 @@ impl Job {
     /// resolve a job here.
     pub fn resolve(
         file: Option<&Path>,
-        overrides: &Overrides,
+        overrides: Overrides,
         sets: &[String],
     ) -> Result<Self, JobError> {
         let mut job = match file {
             Some(path) => Self::from_file(path)?,
             None => Self::default(),
         };
-        let o = overrides.clone();
+        let o = overrides;
         let strings = [
             (o.corpus, &mut job.corpus),
             (o.background, &mut job.background),
@@ -333,13 +333,13 @@ impl Job {
     /// resolve them here.
     pub fn resolve_import(
         file: Option<&Path>,
-        overrides: &ImportOverrides,
+        overrides: ImportOverrides,
     ) -> Result<crate::import::articles::ImportConfig, JobError> {
         let mut config = match file {
             Some(path) => Self::from_file(path)?.import,
             None => crate::import::articles::ImportConfig::default(),
         };
-        let o = overrides.clone();
+        let o = overrides;
         let c = &mut config.columns;
         for (given, field) in [
             (o.key_event_column, &mut c.key_event),

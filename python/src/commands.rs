@@ -1,5 +1,6 @@
-//! The commands: each resolves its arguments with the CLI's own code (`epimine::cli`) and calls
-//! the library function the CLI calls (src/main.rs), on a thread of its own ([`call`]). What
+//! The commands: each resolves its arguments as the CLI does (`Job::resolve`,
+//! `Job::resolve_import`) and calls the library functions the CLI's commands call
+//! (`epimine::commands`), on a thread of its own ([`call`]). What
 //! they return crosses as JSON (the same serialisation as `run.json` and `eval --json`), or as
 //! a [`PyTable`].
 
@@ -89,7 +90,7 @@ pub(crate) fn import_articles(
         date_format,
         target_chars,
     };
-    let config = epimine::job::Job::resolve_import(job.as_deref(), &overrides)
+    let config = epimine::job::Job::resolve_import(job.as_deref(), overrides)
         .map_err(|e| Failure::from(e).into_py(py))?;
     let table = match table {
         Some(source) => {
@@ -161,8 +162,8 @@ pub(crate) fn import_dataset(
 }
 
 /// `epimine run`, in this process alone (`workers` threads): the job file, then the flags,
-/// then `sets` (`key=value`), resolved as the CLI resolves it (`Job::resolve`). Returns `run.json`'s content and
-/// where the outputs are, as JSON (`{"out": …, "report": …}`).
+/// then `sets` (`key=value`), resolved as the CLI resolves it (`Job::resolve`). Returns
+/// `run.json`'s content and where the outputs are, as JSON (`{"out": …, "report": …}`).
 #[pyfunction]
 #[pyo3(signature = (
     *, job=None, corpus=None, background=None, out=None, model=None, sets=Vec::new(),
@@ -199,7 +200,7 @@ pub(crate) fn run(
         process: Some(0),
         hostfile: None,
     };
-    let job = epimine::job::Job::resolve(job.as_deref(), &overrides, &sets)
+    let job = epimine::job::Job::resolve(job.as_deref(), overrides, &sets)
         .map_err(|e| Failure::from(e).into_py(py))?;
     let options = pipeline::RunOptions {
         fresh,

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::outcome::{location, CommandError, Finished};
+use super::outcome::{location, CommandError, CommandOutcome};
 use crate::background::{self, wordfreq};
 use crate::cli;
 use crate::import::{self, articles};
@@ -70,7 +70,7 @@ impl fmt::Display for Imported {
     }
 }
 
-impl Finished for Imported {}
+impl CommandOutcome for Imported {}
 
 /// `epimine import`: a dataset folder, or article files (`--articles`).
 pub async fn import(args: cli::ImportArgs) -> Result<Imported, CommandError> {
@@ -124,7 +124,7 @@ impl fmt::Display for Synthesized {
     }
 }
 
-impl Finished for Synthesized {}
+impl CommandOutcome for Synthesized {}
 
 /// `epimine synth`.
 pub async fn synth(args: cli::SynthArgs) -> Result<Synthesized, CommandError> {
@@ -156,7 +156,7 @@ impl fmt::Display for BackgroundBuilt {
     }
 }
 
-impl Finished for BackgroundBuilt {}
+impl CommandOutcome for BackgroundBuilt {}
 
 /// `epimine background build`.
 pub async fn background_build(
@@ -194,7 +194,7 @@ impl fmt::Display for BackgroundFetched {
     }
 }
 
-impl Finished for BackgroundFetched {}
+impl CommandOutcome for BackgroundFetched {}
 
 /// `epimine background fetch`.
 pub async fn background_fetch(
@@ -219,7 +219,7 @@ impl fmt::Display for ModelFetched {
     }
 }
 
-impl Finished for ModelFetched {}
+impl CommandOutcome for ModelFetched {}
 
 /// `epimine models fetch`.
 pub async fn models_fetch(args: cli::FetchArgs) -> Result<ModelFetched, CommandError> {
@@ -269,7 +269,7 @@ impl fmt::Display for Schemas {
     }
 }
 
-impl Finished for Schemas {}
+impl CommandOutcome for Schemas {}
 
 /// `epimine schemas`: into a folder, or printed.
 pub async fn schemas(args: cli::SchemasArgs) -> Result<Schemas, CommandError> {

@@ -1,6 +1,6 @@
 //! The commands: one function per `epimine` command, each taking its parsed arguments
 //! ([`crate::cli`]) and returning a typed outcome whose `Display` is the summary the command
-//! prints, and whether it was [`partial`](Finished::partial) (exit code 3). The binary
+//! prints, and whether it was [`partial`](CommandOutcome::partial) (exit code 3). The binary
 //! (`src/main.rs`) parses, calls [`dispatch`], prints and maps the outcome to an exit code.
 //!
 //! - [`corpus`]: `import`, `synth`, `background build|fetch`, `models fetch`, `schemas`;
@@ -12,12 +12,12 @@ mod outcome;
 pub mod pipeline;
 pub mod results;
 
-pub use outcome::{CommandError, Finished};
+pub use outcome::{CommandError, CommandOutcome};
 
 use crate::cli::{BackgroundCommand, BaselineCommand, Command, ModelsCommand};
 
 /// Runs one parsed command.
-pub async fn dispatch(command: Command) -> Result<Box<dyn Finished>, CommandError> {
+pub async fn dispatch(command: Command) -> Result<Box<dyn CommandOutcome>, CommandError> {
     Ok(match command {
         Command::Import(args) => Box::new(corpus::import(args).await?),
         Command::Synth(args) => Box::new(corpus::synth(args).await?),

@@ -1,8 +1,8 @@
-//! What every command hands back: a [`Finished`] outcome, or a [`CommandError`].
+//! What every command hands back: a [`CommandOutcome`] outcome, or a [`CommandError`].
 
 /// What a command that did not fail hands back: its summary (`Display`) and whether some of
 /// its work was skipped.
-pub trait Finished: std::fmt::Display + Send {
+pub trait CommandOutcome: std::fmt::Display + Send {
     /// Whether some key events were skipped, or fell back to no-LLM episodes (exit code 3).
     fn partial(&self) -> bool {
         false

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::outcome::{CommandError, Finished};
+use super::outcome::{CommandError, CommandOutcome};
 use crate::cli;
 use crate::encoder::ShapePolicy;
 use crate::grouping::density::DensityParams;
@@ -26,7 +26,7 @@ impl fmt::Display for RunFinished {
     }
 }
 
-impl Finished for RunFinished {
+impl CommandOutcome for RunFinished {
     fn partial(&self) -> bool {
         self.0.as_ref().is_some_and(|o| o.report.partial)
     }
@@ -73,7 +73,7 @@ impl fmt::Display for StatsWritten {
     }
 }
 
-impl Finished for StatsWritten {}
+impl CommandOutcome for StatsWritten {}
 
 /// `epimine stats`: the dataflow alone (`--no-vectors`), or with word vectors (a run's job that
 /// stops after the term sets).
@@ -112,9 +112,9 @@ pub async fn stats(args: cli::StatsArgs) -> Result<StatsWritten, CommandError> {
 }
 
 /// What `epimine encode` wrote, and what it took.
-pub struct Encoded(pub encoding::EncodeSummary);
+pub struct VectorsWritten(pub encoding::EncodeSummary);
 
-impl fmt::Display for Encoded {
+impl fmt::Display for VectorsWritten {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.0;
         writeln!(
@@ -126,10 +126,10 @@ impl fmt::Display for Encoded {
     }
 }
 
-impl Finished for Encoded {}
+impl CommandOutcome for VectorsWritten {}
 
 /// `epimine encode`.
-pub async fn encode(args: cli::EncodeArgs) -> Result<Encoded, CommandError> {
+pub async fn encode(args: cli::EncodeArgs) -> Result<VectorsWritten, CommandError> {
     let model = match args.model {
         Some(dir) => dir,
         None => {
@@ -168,7 +168,7 @@ pub async fn encode(args: cli::EncodeArgs) -> Result<Encoded, CommandError> {
         },
     };
     let summary = encoding::encode(&model, &args.input, &args.out, &options).await?;
-    Ok(Encoded(summary))
+    Ok(VectorsWritten(summary))
 }
 
 /// What `epimine demo` made: its scores, and where the corpus and the run are.
@@ -208,7 +208,7 @@ impl fmt::Display for Demoed {
     }
 }
 
-impl Finished for Demoed {}
+impl CommandOutcome for Demoed {}
 
 /// `epimine demo`.
 pub async fn demo(args: cli::DemoArgs) -> Result<Demoed, CommandError> {
@@ -235,7 +235,7 @@ impl fmt::Display for BaselineWritten {
     }
 }
 
-impl Finished for BaselineWritten {}
+impl CommandOutcome for BaselineWritten {}
 
 /// `epimine baseline kmeans`.
 pub async fn kmeans(args: cli::KmeansArgs) -> Result<BaselineWritten, CommandError> {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::outcome::{location, CommandError, Finished};
+use super::outcome::{location, CommandError, CommandOutcome};
 use crate::cli;
 use crate::{eval as scoring, report as html};
 
@@ -10,13 +10,6 @@ use crate::{eval as scoring, report as html};
 pub struct Evaluated {
     report: scoring::Report,
     json: bool,
-}
-
-impl Evaluated {
-    /// The scores.
-    pub fn report(&self) -> &scoring::Report {
-        &self.report
-    }
 }
 
 impl fmt::Display for Evaluated {
@@ -30,7 +23,7 @@ impl fmt::Display for Evaluated {
     }
 }
 
-impl Finished for Evaluated {}
+impl CommandOutcome for Evaluated {}
 
 /// `epimine eval`.
 pub async fn eval(args: cli::EvalArgs) -> Result<Evaluated, CommandError> {
@@ -57,7 +50,7 @@ impl fmt::Display for Reported {
     }
 }
 
-impl Finished for Reported {}
+impl CommandOutcome for Reported {}
 
 /// `epimine report`: the HTML page of a run.
 pub async fn report(args: cli::ReportArgs) -> Result<Reported, CommandError> {
