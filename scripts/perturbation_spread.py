@@ -5,9 +5,10 @@
 
 Each NAME is a run folder DIR/NAME with its `epimine eval --json` report DIR/NAME.json and its
 corpus (the run's run.json names it). Prints, per run, 5-F1 ×100 and gold-episode recall ×100
-(per-event means: all, exploration, locked; per theme), their mean over the runs (a steadier
-figure than any one run), their spread over the changes (max − min, and the largest move of one
-event), and, against REF, the share of REF's episodes that come back:
+(per-event means: all, exploration, locked; per theme), their mean over the distinct runs
+(the reference and each run that scores some event differently; a steadier figure than any one
+run; by part and theme too), their spread over the changes (max − min, and the largest move of
+one event), and, against REF, the share of REF's episodes that come back:
 an episode of REF whose segments (those both runs' corpora hold, matched by event and text) have
 a Jaccard ≥ 0.5 with one episode of the changed run, and the mean best Jaccard. pyarrow.
 """
@@ -114,11 +115,22 @@ def main():
             print(f"{name:<9} {label:<7} " + f"{cells[0]:6.1f} {cells[1]:8.1f} {cells[2]:7.1f} " +
                   " ".join(f"{c:7.1f}" for c in cells[3:]) + extra)
     print()
+    # The means count each distinct outcome once: a run that scores every event as the reference
+    # does (-w 1 gives its bytes, batch 8 its episodes) adds nothing but weight to the reference.
+    def scores(n):
+        return {k: (e["k_f1"], e["k_recall"]) for k, e in reports[n].items()}
+    distinct = [n for n in reports if n == ref_name or scores(n) != scores(ref_name)]
+    print(f"distinct runs (scores not the reference's): {len(distinct)} of {len(reports)}")
     for m, label in (("k_f1", "5-F1"), ("k_recall", "recall")):
-        cols = list(zip(*rows[m].values()))
+        cols = list(zip(*(rows[m][n] for n in distinct)))
         means = [mean(c) for c in cols]
-        print(f"mean over the runs, {label}: all {means[0]:.1f}, explore {means[1]:.1f}, "
+        print(f"mean over the distinct runs, {label}: all {means[0]:.1f}, explore {means[1]:.1f}, "
               f"locked {means[2]:.1f}; " + ", ".join(f"{t} {v:.1f}" for t, v in zip(themes, means[3:])))
+        for part in ("explore", "locked"):
+            by_theme = [mean(100 * mean(e[m] for k, e in reports[n].items()
+                                        if split.get(k) == part and e["theme"] == t)
+                             for n in distinct) for t in themes]
+            print(f"  {part} by theme: " + ", ".join(f"{t} {v:.1f}" for t, v in zip(themes, by_theme)))
     for m, label in (("k_f1", "5-F1"), ("k_recall", "recall")):
         cols = list(zip(*rows[m].values()))
         spread = [max(c) - min(c) for c in cols]

@@ -15,6 +15,7 @@
 pub mod assignment;
 pub mod candidates;
 pub mod classify;
+pub mod distinct;
 pub mod event;
 pub mod expand;
 pub mod floor;

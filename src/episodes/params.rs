@@ -93,6 +93,11 @@ pub struct EpisodeParams {
     /// become episodes of their own beside the kept ones, past `max_episodes` if need be
     /// ([`super::uncovered`]).
     pub cover: bool,
+    /// Distinct candidates come back (issue 45; default off, see docs/quality.md): after the
+    /// cohesion, size and core rules, a dropped candidate whose members are set apart from the
+    /// kept episodes at least as clearly as the least distinct kept episode's are from the
+    /// others is kept again ([`super::distinct`]), before the floor and the cap.
+    pub distinct: bool,
     /// Join kept episodes after classification (issue 45; default `none`, see
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
     /// of their distances and classifies again ([`super::join`]).
@@ -173,6 +178,7 @@ impl Default for EpisodeParams {
             max_fragments: DEFAULT_MAX_FRAGMENTS,
             max_ranked: DEFAULT_MAX_RANKED,
             cover: false,
+            distinct: false,
             join: super::join::JoinRule::None,
             carry: false,
         }

@@ -5,7 +5,7 @@
 use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, core_mean, top_core};
 use super::params::EpisodeParams;
-use super::{classify, select, termspace};
+use super::{classify, distinct, select, termspace};
 use crate::progress::steps::Steps;
 
 /// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
@@ -207,11 +207,7 @@ pub fn select_episodes(
     mark(&mut dropped, &kept, Dropped::MinSegments);
     cohesion_rule(&mut kept, input, &vectors, &cohesion, similarities, params);
     mark(&mut dropped, &kept, Dropped::Cohesion);
-    select::narrow(
-        &mut kept,
-        |e| members[e].len(),
-        |sizes| select::large_enough(sizes, params.size),
-    );
+    size_rule(&mut kept, &members, params);
     mark(&mut dropped, &kept, Dropped::Size);
     // Densities among each episode's members (at most `max_ranked` of them compared), once.
     steps.stage("episode cores and ranks", members.len());
@@ -239,12 +235,15 @@ pub fn select_episodes(
         });
         mark(&mut dropped, &kept, Dropped::Core);
     }
-    apply_floor(&mut kept, &members, core_of, params);
-    for (d, &k) in dropped.iter_mut().zip(&kept) {
-        if k {
-            *d = None;
-        }
-    }
+    bring_back(
+        &mut kept,
+        &mut dropped,
+        input,
+        &vectors,
+        &members,
+        core_of,
+        params,
+    );
     if params.max_episodes > 0 {
         cap(&mut kept, &members, |e| core_mean(density_of(e)), params);
         mark(&mut dropped, &kept, Dropped::Cap);
@@ -275,6 +274,35 @@ pub fn select_episodes(
         cohesion,
         core,
         densities,
+    }
+}
+
+/// What comes back after the relative rules: with `params.distinct`, the candidates those rules
+/// dropped that are as distinct from the kept episodes as the least distinct kept one
+/// ([`distinct::restore_distinct`]); then the floor ([`apply_floor`]). What comes back is no
+/// longer marked dropped.
+fn bring_back(
+    kept: &mut [bool],
+    dropped: &mut [Option<Dropped>],
+    input: &EventInput,
+    vectors: &[Vec<f32>],
+    members: &[Vec<(f64, usize)>],
+    core_of: impl Fn(usize) -> Vec<f64>,
+    params: &EpisodeParams,
+) {
+    if params.distinct {
+        let relative: Vec<bool> = dropped
+            .iter()
+            .map(|d| matches!(d, Some(Dropped::Cohesion | Dropped::Size | Dropped::Core)))
+            .collect();
+        let back = distinct::restore_distinct(kept, &relative, input.embeddings, vectors, members);
+        tracing::debug!("distinct candidates back: {back:?}");
+    }
+    apply_floor(kept, members, core_of, params);
+    for (d, &k) in dropped.iter_mut().zip(kept.iter()) {
+        if k {
+            *d = None;
+        }
     }
 }
 
@@ -338,6 +366,15 @@ fn cohesion_rule(
     for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
         *k &= r || s;
     }
+}
+
+/// §6's size rule (`params.size`) over the `kept` candidates.
+fn size_rule(kept: &mut [bool], members: &[Vec<(f64, usize)>], params: &EpisodeParams) {
+    select::narrow(
+        kept,
+        |e| members[e].len(),
+        |sizes| select::large_enough(sizes, params.size),
+    );
 }
 
 /// The cap: at most `params.max_episodes` of the `kept` candidates stay, the tightest
