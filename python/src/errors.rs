@@ -11,6 +11,7 @@ use epimine::job::JobError;
 use epimine::report::ReportError;
 use epimine::run::RunError;
 use epimine::run_folder::commit::CommitError;
+use epimine::run_folder::history::HistoryError;
 use epimine::stats::StatsError;
 use epimine::storage::StorageError;
 use pyo3::prelude::*;
@@ -136,7 +137,8 @@ fn run_kind(e: &RunError) -> Kind {
         RunError::Job(_) | RunError::Resolve(_) => Kind::Input,
         RunError::Llm(_) => Kind::Llm,
         RunError::Cluster(_) => Kind::Cluster,
-        RunError::Out { .. } | RunError::Checkpoint(_) => Kind::Storage,
+        RunError::History(HistoryError::Storage(s)) => storage_kind(s),
+        RunError::Out { .. } | RunError::Checkpoint(_) | RunError::History(_) => Kind::Storage,
         RunError::Interrupted(_) => Kind::Interrupted,
         _ => Kind::Other,
     }

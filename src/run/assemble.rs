@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use super::error::RunError;
 use super::events::exchange::GatheredReports;
-use super::fault::fault;
-use super::history;
+use crate::fault::fault;
 use crate::job::Job;
+use crate::run_folder::history::writer as history;
 use crate::run_folder::manifest::{
     AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, Outcome, RunReport, StageTime,
     TableEntry,

@@ -13,6 +13,9 @@ pub enum RunError {
     /// Storage failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The `--out`'s history cannot be read or written.
+    #[error(transparent)]
+    History(#[from] crate::run_folder::history::HistoryError),
     /// The statistics job failed.
     #[error(transparent)]
     Stats(#[from] StatsError),

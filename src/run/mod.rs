@@ -7,17 +7,16 @@
 //! processes, `crate::stats`), then the per-event pipeline, then the commit (`assemble`):
 //! process 0 streams the final tables from the checkpoints, one event at a time, to their names,
 //! and writes `run.json`, which lists every table with its sha256 and row count, last; with the
-//! errors in `error`, the resume tests' hook in `fault`, the flag that stops a run from outside
+//! errors in `error`, the flag that stops a run from outside
 //! (the Python package's Ctrl-C) in [`interrupt`], what a stopped run keeps in [`kept`], what the
 //! processes of a job must agree on in [`identity`], the lock that keeps one run per `--out` in
-//! [`crate::storage::lock`], and the history of the `--out` in [`history`]. The per-event
+//! [`crate::storage::lock`]; the history of the `--out` (read before, written at the commit) is
+//! the run folder's, [`crate::run_folder::history`]. The per-event
 //! pipeline on every worker (reuse, waves, encoding units, §3–§6, checkpoints) is `events`.
 
 mod assemble;
 mod error;
 mod events;
-mod fault;
-pub mod history;
 pub mod identity;
 pub mod interrupt;
 pub mod kept;
@@ -34,10 +33,12 @@ pub use error::RunError;
 pub use interrupt::Interrupt;
 
 use crate::background;
+use crate::fault::fault;
 use crate::job::Job;
 use crate::llm;
 use crate::models::resolve_model;
 use crate::progress::Stage;
+use crate::run_folder::history::writer as history;
 use crate::run_folder::{checkpoint, commit};
 use crate::stats::{self, Round};
 use crate::storage::Location;
@@ -45,7 +46,6 @@ use crate::topology::Cluster;
 use assemble::{commit_run, Finished};
 use events::exchange::GatheredReports;
 use events::shared::Shared;
-pub(crate) use fault::fault;
 
 /// What a run produced (process 0), and whether it was partial.
 #[derive(Debug)]

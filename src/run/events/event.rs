@@ -15,7 +15,7 @@ use super::reuse::{decide_events, report_reused, Decided, Decision, Decisions};
 use super::shared::Shared;
 use super::units::{assemble, encode_units, unit_of, Encoders, UnitKey};
 use super::worker::Ctx;
-use crate::run::fault::fault;
+use crate::fault::fault;
 use crate::run_folder::manifest::{EventStatus, StageTime};
 use crate::run_folder::outputs::Outputs;
 use crate::sharding;

@@ -2,8 +2,8 @@
 //! record an error, write an event's checkpoint.
 
 use super::shared::Shared;
+use crate::fault::fault;
 use crate::job::Job;
-use crate::run::fault::fault;
 use crate::run_folder::checkpoint::{self, Checkpoint};
 use crate::run_folder::manifest::EventStatus;
 use crate::run_folder::outputs::Outputs;

@@ -1,12 +1,35 @@
-//! The names of the history's files in `--out`, and the history's part of `run.json`: what the
-//! commit, `run.json` and the report need of the history without its writing (no import back
-//! into the engine).
+//! The history of an `--out` (issue 39), in one room: the names of its files, its part of
+//! `run.json` (here; what the report reads), and its reading before a run and writing at the
+//! commit ([`writer`]), with its errors ([`HistoryError`]). How one run's episodes are matched
+//! to the previous run's is a part of its own, [`crate::lineage`] (the episodes' carry and the
+//! import read it too); the engine ([`crate::run`]) calls [`writer`] and nothing else of it.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::storage::StorageError;
+
 use crate::tables::{Lineage, Table};
+
+pub mod writer;
+
+/// Why the history of an `--out` cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The history in `--out` cannot be used (a head or state that does not parse, a missing
+    /// head beside committed runs).
+    #[error("--out {location}: {reason}")]
+    Out {
+        /// The object.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
 
 /// The folder of the per-run history files.
 pub const HISTORY_DIR: &str = "history";

@@ -15,11 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::run_folder::history::{
-    rfc3339, EndedEpisode, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR,
-};
-
-use super::error::RunError;
+use super::{rfc3339, EndedEpisode, HistoryError, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
 use crate::lineage::Stamp;
 use crate::storage::{Location, StorageError, TableWriter, Written};
 use crate::tables::{EpisodeKeys, EpisodeState, EventArticles, Lineage, Table};
@@ -51,7 +47,7 @@ fn articles_file(state: &str) -> String {
 }
 
 /// The previous committed run's head and state, by event (none before the first run).
-pub(super) struct Previous {
+pub(crate) struct Previous {
     head: Option<Head>,
     state: BTreeMap<String, Vec<EpisodeState>>,
     /// Each event's article keys at that run; `None` when its history does not record them
@@ -61,7 +57,7 @@ pub(super) struct Previous {
 
 impl Previous {
     /// The last committed run's number and time (ms since 1970 UTC), if any.
-    pub(super) fn last(&self) -> Option<(u32, i64)> {
+    pub(crate) fn last(&self) -> Option<(u32, i64)> {
         self.head.as_ref().map(|h| (h.run, h.run_time_ms))
     }
 }
@@ -82,12 +78,12 @@ struct CommittedHistory {
 /// is missing or unreadable, is an error naming it (ids would otherwise be given again). A run
 /// whose `run.json` is written but whose head is not (killed in between) is finished first: its
 /// history file and head written, so that this run follows it.
-pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
+pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     let fix = "; to start a new history on purpose (episodes numbered afresh), delete the \
                folders _identity/ and history/ of --out";
     let mut head: Option<Head> = if out.exists(HEAD).await? {
         Some(
-            serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| RunError::Out {
+            serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| HistoryError::Out {
                 location: out.display_child(HEAD),
                 reason: format!("not a history head ({e}){fix}"),
             })?,
@@ -123,7 +119,7 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
             .filter(|name| name.ends_with(".parquet"))
             .collect();
         if let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) {
-            return Err(RunError::Out {
+            return Err(HistoryError::Out {
                 location: out.display_child(HEAD),
                 reason: format!(
                     "missing, but {} holds {} committed run(s) ({first} … {last}): this run                      cannot follow them, and numbering afresh would give their episode ids                      again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a                      copy{fix}",
@@ -138,7 +134,7 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
             articles: Some(BTreeMap::new()),
         });
     };
-    let unreadable = |reason: String| RunError::Out {
+    let unreadable = |reason: String| HistoryError::Out {
         location: out.display_child(&head.state),
         reason: format!("the episode ids of run {} ({reason}){fix}", head.run),
     };
@@ -153,7 +149,7 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
     }
     let file = articles_file(&head.state);
     let articles = if out.exists(&file).await? {
-        let unreadable = |reason: String| RunError::Out {
+        let unreadable = |reason: String| HistoryError::Out {
             location: out.display_child(&file),
             reason: format!("the articles of run {} ({reason}){fix}", head.run),
         };
@@ -180,7 +176,9 @@ pub(super) async fn previous(out: &Location) -> Result<Previous, RunError> {
 /// The last committed run's live episodes of trial 0, by event, each as its segments' stable
 /// keys (`episodes.carry`): read only (a commit stopped before its head counts as committed, as
 /// [`previous`] finishes it); empty without a history. Every process reads it.
-pub(super) async fn carried(out: &Location) -> Result<BTreeMap<String, Vec<Vec<u64>>>, RunError> {
+pub(crate) async fn carried(
+    out: &Location,
+) -> Result<BTreeMap<String, Vec<Vec<u64>>>, HistoryError> {
     let head: Option<Head> = if out.exists(HEAD).await? {
         serde_json::from_slice(&out.get(HEAD).await?).ok()
     } else {
@@ -193,7 +191,7 @@ pub(super) async fn carried(out: &Location) -> Result<BTreeMap<String, Vec<Vec<u
             None => return Ok(BTreeMap::new()),
         },
     };
-    let unreadable = |reason: String| RunError::Out {
+    let unreadable = |reason: String| HistoryError::Out {
         location: out.display_child(&state),
         reason: format!("the previous run's episodes ({reason})"),
     };
@@ -244,7 +242,7 @@ async fn unfinished_commit(
 }
 
 /// The writers of a run's history, fed one event at a time, in event order.
-pub(super) struct Writers {
+pub(crate) struct Writers {
     stamp: Stamp,
     previous: BTreeMap<String, Vec<EpisodeState>>,
     previous_articles: Option<BTreeMap<String, Vec<u64>>>,
@@ -257,7 +255,7 @@ pub(super) struct Writers {
 
 impl Writers {
     /// Starts this run's history: its number follows the committed head's.
-    pub(super) fn start(
+    pub(crate) fn start(
         out: &Location,
         previous: Previous,
         run_time: i64,
@@ -284,7 +282,7 @@ impl Writers {
     /// its articles in this run, `None` when it failed) and writes its rows, after those of
     /// every earlier event the previous run had and this one has not. Returns this event's
     /// stable ids and statuses: (trial, episode_id) → (stable_id, status).
-    pub(super) async fn event(
+    pub(crate) async fn event(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
@@ -361,7 +359,7 @@ impl Writers {
     /// Ends every event the previous run had and this one has not, then publishes the three
     /// files: their entries for `run.json` (in the order written), the report and the head to
     /// write once `run.json` is.
-    pub(super) async fn finish(
+    pub(crate) async fn finish(
         mut self,
     ) -> Result<(Vec<(String, Written)>, HistoryReport, Committed), StorageError> {
         let gone: Vec<String> = self.previous.keys().cloned().collect();
@@ -398,7 +396,7 @@ impl Writers {
     }
 
     /// Drops the staged files: nothing appears under their names.
-    pub(super) async fn abort(&mut self) {
+    pub(crate) async fn abort(&mut self) {
         self.lineage.abort().await;
         self.state.abort().await;
         self.articles.abort().await;
@@ -406,17 +404,17 @@ impl Writers {
 }
 
 /// A run's history, written; committed by [`Committed::commit`] once `run.json` is.
-pub(super) struct Committed {
+pub(crate) struct Committed {
     head: Head,
 }
 
 impl Committed {
     /// Writes `history/<run>.parquet` (this run's `lineage.parquet`, copied whole), then the head
     /// naming this run, then deletes the state files of earlier runs.
-    pub(super) async fn commit(self, out: &Location) -> Result<(), StorageError> {
+    pub(crate) async fn commit(self, out: &Location) -> Result<(), StorageError> {
         let rows = out.get(&Lineage::file_name()).await?;
         out.put(&history_file(self.head.run), rows).await?;
-        super::fault("history", 1);
+        crate::fault::fault("history", 1);
         let json = serde_json::to_vec_pretty(&self.head).expect("heads serialize");
         out.put(HEAD, json.into()).await?;
         for (name, _, _) in out.list_folder(STATE_DIR).await? {
