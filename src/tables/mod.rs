@@ -21,12 +21,12 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 mod table;
 #[macro_use]
 mod columns;
-mod corpus;
+mod inputs;
 mod episodes;
 mod lineage;
 mod mining;
 
-pub use corpus::{
+pub use inputs::{
     gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
     Rejected, Segment,
 };
