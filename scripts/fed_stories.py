@@ -16,12 +16,14 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
         third of each story's timeline), all.csv, and truth.csv
         (event,url,phase,phase_index,second_phase,day); prints a summary to stderr.
     python3 scripts/fed_stories.py score --truth /tmp/fed/truth.csv --run RUNDIR \
-        [--days 1,2] [--corpus CORPUS] [--json]
+        [--days 1,2] [--corpus CORPUS] [--json] [--level episode|phase]
         a phase (>= 15 articles among the counted truth rows) is FOUND when one episode (trial
         0) holds >= half its articles and the phase is > 50% of that episode's articles (its
         purity). --days counts only those batches; --corpus only urls imported into CORPUS.
+        --level phase judges the run's phases instead (episodes.parquet's phase_id: the
+        episodes of one phase count as one).
     python3 scripts/fed_stories.py daily --truth-dir /tmp/fed --bin target/release/epimine \
-        --work /tmp/fedwork [--background BG] [-- extra run args]
+        --work /tmp/fedwork [--background BG] [--level episode|phase] [-- extra run args]
         per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
         (the same --out every day, so episodes are followed), score days 1..d. WORK/corpus,
         WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
@@ -178,10 +180,12 @@ def generate(args):
           + f"; written to {args.out}", file=sys.stderr)
 
 
-def score(truth, run, days=None, corpus=None):
+def score(truth, run, days=None, corpus=None, level="episode"):
     """The figures of one run (trial 0) against truth.csv's rows of `days` (all: None) whose url
     is in `corpus` (any: None): a dict (see --json). Episode articles that are truth rows left
-    out this way are left out of the episodes too."""
+    out this way are left out of the episodes too. `level="phase"` judges the run's phases
+    (episodes.parquet's `phase_id`: an episode's segments count for its phase) instead of its
+    episodes."""
     import pyarrow.parquet as pq
     with open(truth, newline="", encoding="utf-8") as f:
         every = list(csv.DictReader(f))
@@ -200,13 +204,22 @@ def score(truth, run, days=None, corpus=None):
     # An article's home: the episode holding most of its segments (ties: the lower id). A phase
     # is judged on the articles whose home an episode is; "in any" counts an article in every
     # episode that holds one of its segments.
+    unit = {}  # (event, episode) -> the phase it counts for (level "phase")
+    path = os.path.join(run, "episodes.parquet")
+    if level == "phase":
+        for r in pq.read_table(path, columns=["key_event", "trial", "episode_id", "phase_id"]).to_pylist():
+            if r["trial"] == 0:
+                unit[r["key_event"], r["episode_id"]] = r["phase_id"]
     anywhere = defaultdict(set)  # event -> urls in some episode
-    best = {}  # (event, url) -> (segments, -episode)
+    held = defaultdict(int)  # (event, url, episode or phase) -> segments
     for r in rows:
         if r["trial"] == 0 and r["source_id"] not in left_out:
             anywhere[r["key_event"]].add(r["source_id"])
-            key = (r["key_event"], r["source_id"])
-            best[key] = max(best.get(key, (0, float("-inf"))), (r["segments"], -r["episode_id"]))
+            e = unit.get((r["key_event"], r["episode_id"]), r["episode_id"])
+            held[r["key_event"], r["source_id"], e] += r["segments"]
+    best = {}  # (event, url) -> (segments, -episode)
+    for (event, url, e), n in held.items():
+        best[event, url] = max(best.get((event, url), (0, float("-inf"))), (n, -e))
     members = defaultdict(lambda: defaultdict(set))  # event -> episode -> urls at home there
     for (event, url), (_, neg) in best.items():
         members[event][-neg].add(url)
@@ -258,7 +271,7 @@ def score(truth, run, days=None, corpus=None):
             out.append(item)
         n_eps += len(eps)
         stories.append(dict(event=event, n_episodes=len(eps), n_phases=sum(i["scored"] for i in out), phases=out))
-    totals = dict(phases=n_phases, found=len(found_purity), episodes=n_eps, lost=lost,
+    totals = dict(level=level, phases=n_phases, found=len(found_purity), episodes=n_eps, lost=lost,
                   mean_purity=sum(found_purity) / len(found_purity) if found_purity else None,
                   min_purity=min(found_purity) if found_purity else None)
     return dict(run=run, articles=len(truth_rows), stories=stories, totals=totals)
@@ -281,7 +294,7 @@ def print_score(res, out=sys.stdout):
                   f"{fmt(p['share']):>7}{fmt(p['purity']):>8}  {found:<6} {(p['title'] or '')[:50]}", file=out)
     t = res["totals"]
     print(f"TOTAL: phases found {t['found']}/{t['phases']}; purity of found mean {fmt(t['mean_purity'])} min "
-          f"{fmt(t['min_purity'])}; {t['episodes']} episodes for {t['phases']} phases; entirely lost: "
+          f"{fmt(t['min_purity'])}; {t['episodes']} {t.get('level', 'episode')}s for {t['phases']} phases; entirely lost: "
           f"{len(t['lost'])}{' (' + ', '.join(t['lost']) + ')' if t['lost'] else ''}", file=out)
 
 
@@ -290,7 +303,7 @@ def parse_days(text):
 
 
 def score_cmd(args):
-    res = score(args.truth, args.run, parse_days(args.days), args.corpus)
+    res = score(args.truth, args.run, parse_days(args.days), args.corpus, args.level)
     if args.json:
         print(json.dumps(res, indent=1))
     else:
@@ -325,7 +338,7 @@ def daily(args, extra):
                 with open(log) as f:
                     print(f.read()[-3000:], file=sys.stderr)
                 sys.exit(f"day {day}: {name} exited {rc} (log: {log})")
-        res = score(truth, run, set(range(1, day + 1)))
+        res = score(truth, run, set(range(1, day + 1)), level=args.level)
         print(f"--- day {day} (days 1..{day}, run {time.time() - t0:.0f}s)")
         print_score(res)
         for s in res["stories"]:
@@ -363,12 +376,15 @@ def main():
     s.add_argument("--days", help="only these batches count, e.g. 1,2")
     s.add_argument("--corpus", help="only urls imported into this corpus count")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--level", choices=("episode", "phase"), default="episode",
+                   help="judge the run's episodes (default) or its phases (episodes.parquet's phase_id)")
     d = sub.add_parser("daily", help="import, run and score day by day")
     d.add_argument("--truth-dir", required=True)
     d.add_argument("--bin", default="target/release/epimine")
     d.add_argument("--work", required=True)
     d.add_argument("--background")
     d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--level", choices=("episode", "phase"), default="episode")
     args = ap.parse_args(argv)
     if args.cmd == "generate":
         generate(args)

@@ -193,6 +193,8 @@ fn cluster_rows(
         first_date: span.first_date,
         peak_date: span.peak_date,
         last_date: span.last_date,
+        phase_id: c,
+        phase_stable_id: None,
     };
     let rows = members
         .into_iter()

@@ -213,6 +213,8 @@ mod tests {
             first_date: None,
             peak_date: None,
             last_date: None,
+            phase_id: id,
+            phase_stable_id: None,
         };
         let episodes = vec![episode(0), episode(1)];
         // Episode 0: b0 is its top passage, then a1, a0 (article 0 twice); episode 1: c0.

@@ -285,6 +285,8 @@ pub fn example_run() -> (Vec<Episode>, Vec<Assignment>) {
                 first_date: None,
                 peak_date: None,
                 last_date: None,
+                phase_id: episode_id,
+                phase_stable_id: None,
             });
             for (rank, &(doc_id, seg_idx)) in segs.iter().enumerate() {
                 assignments.push(Assignment {

@@ -274,6 +274,25 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
         episodes.iter().any(|e| e.stable_id != Some(e.episode_id)),
         "no id moved: the check shows nothing"
     );
+    // Each episode's phase is an episode of its event and trial at or before it, whose phase
+    // is itself, and the phase's stable id is the lowest stable id of its episodes.
+    let by_id: BTreeMap<(&str, u32, u32), &epimine::tables::Episode> = episodes
+        .iter()
+        .map(|e| ((e.key_event.as_str(), e.trial, e.episode_id), e))
+        .collect();
+    for e in &episodes {
+        let head = by_id[&(e.key_event.as_str(), e.trial, e.phase_id)];
+        assert!(
+            e.phase_id <= e.episode_id && head.phase_id == e.phase_id,
+            "{e:?}"
+        );
+        let lowest = episodes
+            .iter()
+            .filter(|o| (&o.key_event, o.trial, o.phase_id) == (&e.key_event, e.trial, e.phase_id))
+            .filter_map(|o| o.stable_id)
+            .min();
+        assert_eq!(e.phase_stable_id, lowest, "{e:?}");
+    }
     // A re-run with nothing new keeps the report's marks of the run that changed something.
     let marks = |name: &str| {
         let page = dir.path().join(name);

@@ -65,6 +65,8 @@ fn sample_episodes() -> Vec<Episode> {
             first_date: Some(18_809),
             peak_date: Some(18_810),
             last_date: Some(18_812),
+            phase_id: 0,
+            phase_stable_id: None,
         },
         Episode {
             key_event: "ev".into(),
@@ -90,6 +92,8 @@ fn sample_episodes() -> Vec<Episode> {
             first_date: None,
             peak_date: None,
             last_date: None,
+            phase_id: 1,
+            phase_stable_id: None,
         },
     ]
 }

@@ -9,7 +9,7 @@ use super::floor::split_cores;
 use super::params::{Candidates, EpisodeParams};
 use super::preparation::{by_salience, Prepared};
 use super::selection::{select_episodes, Selection};
-use super::{classify, join, termspace, uncovered};
+use super::{classify, join, phases, termspace, uncovered};
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode, LeftOut};
 
@@ -152,6 +152,8 @@ pub fn emit(
             first_date: span.first_date,
             peak_date: span.peak_date,
             last_date: span.last_date,
+            phase_id: episode_id,
+            phase_stable_id: None,
         });
         for (rank, (_, s)) in segs_of.into_iter().enumerate() {
             assignments.push(Assignment {
@@ -166,6 +168,16 @@ pub fn emit(
                 confidence: selection.classified[s].confidence,
             });
         }
+    }
+    let kept: Vec<Vec<usize>> = (0..episodes_in.len())
+        .filter(|&e| selection.kept(e))
+        .map(|e| selection.members[e].iter().map(|&(_, s)| s).collect())
+        .collect();
+    for (episode, phase) in episodes
+        .iter_mut()
+        .zip(phases::phases(input.embeddings, &kept))
+    {
+        episode.phase_id = phase as u32;
     }
     (episodes, assignments)
 }

@@ -23,6 +23,7 @@ pub mod join;
 pub mod names;
 pub mod params;
 pub mod partition;
+pub mod phases;
 pub mod preparation;
 pub mod select;
 pub mod selection;

@@ -230,6 +230,8 @@ mod tests {
             first_date: None,
             peak_date: None,
             last_date: None,
+            phase_id: 0,
+            phase_stable_id: None,
         };
         let asg = |seg_idx| Assignment {
             key_event: "e".into(),

@@ -246,7 +246,8 @@ async fn matching_checkpoint(
 }
 
 /// Puts each episode's stable id and status (`ids`: (trial, episode_id) → both) on its rows of
-/// `episodes`, `assignments` and `episode_articles`.
+/// `episodes`, `assignments` and `episode_articles`, and each phase's (the lowest stable id of
+/// its episodes) on `episodes`.
 fn stamp_ids(
     episodes: &mut [Episode],
     assignments: &mut [Assignment],
@@ -257,8 +258,16 @@ fn stamp_ids(
         Some((stable, status)) => (Some(*stable), Some(status.clone())),
         None => (None, None),
     };
-    for e in episodes {
+    let mut phase_ids: std::collections::BTreeMap<(u32, u32), u32> = Default::default();
+    for e in episodes.iter_mut() {
         (e.stable_id, e.status) = id(e.trial, e.episode_id);
+        if let Some(stable) = e.stable_id {
+            let phase = phase_ids.entry((e.trial, e.phase_id)).or_insert(stable);
+            *phase = (*phase).min(stable);
+        }
+    }
+    for e in episodes.iter_mut() {
+        e.phase_stable_id = phase_ids.get(&(e.trial, e.phase_id)).copied();
     }
     for a in assignments {
         (a.stable_id, a.status) = id(a.trial, a.episode_id);

@@ -52,6 +52,14 @@ table! {
         pub peak_date: Option<i32> => Date32Opt,
         /// The last publication date of its assigned segments.
         pub last_date: Option<i32> => Date32Opt,
+        /// Its phase (issue 45): the `episode_id` of the first episode of the group it belongs
+        /// to, episodes whose segments lie together (complete linkage of their member
+        /// centroids, cut at μ − σ of their distances, `episodes::phases`), so that one phase
+        /// told in several vocabularies reads as one; its own id when it stands alone.
+        pub phase_id: u32 => U32,
+        /// The phase's id across the runs of one `--out`: the lowest `stable_id` among its
+        /// episodes; null where `stable_id` is.
+        pub phase_stable_id: Option<u32> => U32Opt,
     }
 }
 

@@ -21,18 +21,18 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 mod table;
 #[macro_use]
 mod columns;
-mod inputs;
 mod episodes;
+mod inputs;
 mod lineage;
 mod mining;
 
-pub use inputs::{
-    gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
-    Rejected, Segment,
-};
 pub use episodes::{
     assignments_schema, episode_articles_schema, episodes_schema, left_out_schema, Assignment,
     Episode, EpisodeArticle, EpisodeSpan, LeftOut,
+};
+pub use inputs::{
+    gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
+    Rejected, Segment,
 };
 pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, EventArticles, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
@@ -241,6 +241,8 @@ mod tests {
             first_date,
             peak_date: None,
             last_date: first_date,
+            phase_id: 3,
+            phase_stable_id: None,
         };
         round_trip(vec![
             episode(vec!["a", "b"], Some(1)),
