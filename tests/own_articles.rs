@@ -257,8 +257,14 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
             );
         }
         lines.push(format!(
-            "{event}: {} episodes; {} of {} segments ({}%) and {} of {} articles in an episode",
+            "{event}: {} episodes in {} phases; {} of {} segments ({}%) and {} of {} articles in an episode",
             episodes.iter().filter(|x| x.key_event == event).count(),
+            episodes
+                .iter()
+                .filter(|x| x.key_event == event)
+                .map(|x| x.phase_id)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
             assigned.len(),
             segs.len(),
             assigned.len() * 100 / segs.len(),

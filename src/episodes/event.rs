@@ -70,6 +70,9 @@ pub struct EventCounts {
     pub kept_clusters: usize,
     /// Episodes in the output.
     pub episodes: usize,
+    /// The phases those episodes form (distinct `phase_id` per trial; [`super::phases`]).
+    #[serde(default)]
+    pub phases: usize,
     /// Segments assigned.
     pub assigned: usize,
     /// Why the other segments are in no episode, counted (trial 0;

@@ -287,6 +287,27 @@ fn change_mark(e: &EpisodeView) -> String {
     )
 }
 
+/// The other episodes of `ep`'s phase (`phase_id`), as the page shows their ids; nothing when it
+/// stands alone.
+fn phase_note(v: &EventView, ep: &crate::tables::Episode) -> String {
+    let others: Vec<String> = v
+        .episodes
+        .iter()
+        .map(|o| o.episode)
+        .filter(|o| o.trial == ep.trial && o.phase_id == ep.phase_id)
+        .filter(|o| o.episode_id != ep.episode_id)
+        .map(|o| {
+            o.stable_id
+                .map_or_else(|| o.episode_id.to_string(), |s| format!("#{s}"))
+        })
+        .collect();
+    if others.is_empty() {
+        String::new()
+    } else {
+        format!(" · one phase with {}", escape(&others.join(", ")))
+    }
+}
+
 /// One episode of event `i`: heading, keywords, counts and dates, top segments (each with its
 /// article, linked when its id is a URL, and its rank in the episode).
 fn episode_item(
@@ -328,7 +349,7 @@ fn episode_item(
     };
     let _ = writeln!(
         out,
-        "<div class=\"muted\">{} segments ({} of the event's){undated} in {} articles ({} of its articles) · first {} · peak {} · last {}</div>",
+        "<div class=\"muted\">{} segments ({} of the event's){undated} in {} articles ({} of its articles) · first {} · peak {} · last {}{}</div>",
         ep.n_segments,
         percent(ep.n_segments as usize, v.line.segments),
         ep.n_articles,
@@ -336,6 +357,7 @@ fn episode_item(
         date_or_dash(ep.first_date),
         date_or_dash(ep.peak_date),
         date_or_dash(ep.last_date),
+        phase_note(v, ep),
     );
     if !e.top.is_empty() {
         out.push_str("<ol class=\"segs\">\n");

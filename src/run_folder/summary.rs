@@ -167,9 +167,10 @@ fn coverage(s: &mut String, report: &RunReport) {
             Some(c) => push(
                 s,
                 format!(
-                    "  {}: {} episodes; {}{}",
+                    "  {}: {} episodes in {} phases; {}{}",
                     e.key_event,
                     e.counts.episodes,
+                    e.counts.phases,
                     c.describe(),
                     why_left_out(e.counts.left_out.iter().map(|(k, v)| (k.as_str(), *v)))
                 ),

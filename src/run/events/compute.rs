@@ -96,7 +96,7 @@ pub(in crate::run) fn compute_event(
                 report.status.counts.left_out = episodes::left_out_counts(&found.left_out, 0);
                 report.outputs.left_out = found.left_out;
                 let (eps, asg) = (found.episodes, found.assignments);
-                finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+                finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
                 report.outputs.episode_keys =
                     crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
                 report.outputs.episodes = eps;
@@ -112,14 +112,21 @@ pub(in crate::run) fn compute_event(
     }
 }
 
-/// The episodes and assigned segments of an event, summed over trials; no episode is a failure.
+/// The episodes, their phases and the assigned segments of an event, summed over trials; no
+/// episode is a failure.
 pub(in crate::run) fn finish_counts(
     status: &mut EventStatus,
     params: &episodes::EpisodeParams,
-    episodes: usize,
+    rows: &[crate::tables::Episode],
     assigned: usize,
 ) {
+    let episodes = rows.len();
     status.counts.episodes = episodes;
+    status.counts.phases = rows
+        .iter()
+        .map(|e| (e.trial, e.phase_id))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     status.counts.assigned = assigned;
     if episodes == 0 && status.status == Outcome::Ok {
         set_failed(

@@ -361,7 +361,7 @@ fn classify_answers(
             .pool
             .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
         let (eps, asg) = (classified.episodes, classified.assignments);
-        finish_counts(&mut report.status, &job.episodes, eps.len(), asg.len());
+        finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
         // The counts are trial 0's (the one the summaries show).
         report.status.counts.left_out = episodes::left_out_counts(&classified.left_out, 0);
         report.status.llm = Some(classified.llm);
