@@ -52,25 +52,9 @@ echo "   Chromium ready in $(( $(date +%s) - chromium_start )) s"
 # tests/recipes.rs reads the Kubernetes manifests with PyYAML.
 python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 
-# Clippy lints the workspace's crates as they are built, not in a pass of its own: `cargo clippy`
-# checks every dependency once more in check mode (~15 min of a 31-min run on 2 cores, issue 49
-# item 6), while clippy-driver as the workspace's rustc wrapper lints what the test build and the
-# Python package's build compile anyway (every target: the library, its tests, binaries,
-# examples; then the Python crate), with `-D warnings` as `cargo clippy -- -D warnings` passes it
-# (CLIPPY_ARGS). Every cargo command below keeps the wrapper, so none rebuilds the others' work.
-# EPIMINE_CLIPPY=pass runs `cargo clippy` as before instead.
-if [ "${EPIMINE_CLIPPY:-wrapper}" = pass ]; then
-  echo "== cargo clippy --all-targets -- -D warnings (the library, then the Python package's crate)"
-  cargo clippy --all-targets -- -D warnings
-  cargo clippy -p epimine-python --all-targets -- -D warnings
-else
-  clippy_driver=$(command -v clippy-driver) || {
-    echo "scripts/test.sh: no clippy-driver (rustup component add clippy)" >&2
-    exit 1
-  }
-  export RUSTC_WORKSPACE_WRAPPER="$clippy_driver" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-  echo "== clippy: lints with -D warnings in the builds below (RUSTC_WORKSPACE_WRAPPER=$clippy_driver)"
-fi
+echo "== cargo clippy --all-targets -- -D warnings (the library, then the Python package's crate)"
+cargo clippy --all-targets -- -D warnings
+cargo clippy -p epimine-python --all-targets -- -D warnings
 
 echo "== cargo doc (the library's doc comments: every link resolves, warnings are errors; ~20 s)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
@@ -79,7 +63,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
 # features the tests unify, so the fetches below use it instead of a second build of every
 # dependency (`cargo run` would build them again without the test-only features: ~10 min on
 # 2 cores, issue 49 item 6).
-echo "== cargo test --no-run (the test binaries and target/debug/epimine; clippy's lints too)"
+echo "== cargo test --no-run (the test binaries and target/debug/epimine)"
 cargo test --all-targets --no-run
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
 target/debug/epimine models fetch
@@ -102,8 +86,7 @@ echo "   Python package built and tested in $(( $(date +%s) - python_start )) s"
 # and its dependencies are not optimised: nothing heavy runs in it here, and optimised they took
 # this step to 27 min on the 2-core CI machine (6.6 min without, cold, on ours; issue 49 item 6).
 echo "== cargo build --features cuda"
-# Not linted again (the wrapper off): the same code, with the CUDA backend's few lines.
-RUSTC_WORKSPACE_WRAPPER= CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins \
+CARGO_TARGET_DIR=target/cuda CARGO_PROFILE_DEV_DEBUG=0 cargo build --features cuda --bins \
     --config 'profile.dev.package."*".opt-level=0'
 # Where there is no GPU (no libcuda, or no device) the CUDA build says so in one line and exits 1
 # (issue 48 item 4: it used to panic in a worker thread and end with a segmentation fault);
