@@ -21,7 +21,8 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
         0) holds >= half its articles and the phase is > 50% of that episode's articles (its
         purity). --days counts only those batches; --corpus only urls imported into CORPUS.
         --level phase judges the run's phases instead (episodes.parquet's phase_id: the
-        episodes of one phase count as one).
+        episodes of one phase count as one); --level either counts the phases found by one or
+        the other.
     python3 scripts/fed_stories.py daily --truth-dir /tmp/fed --bin target/release/epimine \
         --work /tmp/fedwork [--background BG] [--level episode|phase] [-- extra run args]
         per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
@@ -303,6 +304,14 @@ def parse_days(text):
 
 
 def score_cmd(args):
+    if args.level == "either":
+        # A phase found by the run's episodes or by its phases (a reader has both).
+        found = set()
+        for level in ("episode", "phase"):
+            res = score(args.truth, args.run, parse_days(args.days), args.corpus, level)
+            found |= {(s["event"], p["phase"]) for s in res["stories"] for p in s["phases"] if p["found"]}
+        print(f"TOTAL: phases found at either level {len(found)}/{res['totals']['phases']}")
+        return
     res = score(args.truth, args.run, parse_days(args.days), args.corpus, args.level)
     if args.json:
         print(json.dumps(res, indent=1))
@@ -376,8 +385,9 @@ def main():
     s.add_argument("--days", help="only these batches count, e.g. 1,2")
     s.add_argument("--corpus", help="only urls imported into this corpus count")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--level", choices=("episode", "phase"), default="episode",
-                   help="judge the run's episodes (default) or its phases (episodes.parquet's phase_id)")
+    s.add_argument("--level", choices=("episode", "phase", "either"), default="episode",
+                   help="judge the run's episodes (default), its phases (episodes.parquet's phase_id), "
+                        "or count the phases found at either level")
     d = sub.add_parser("daily", help="import, run and score day by day")
     d.add_argument("--truth-dir", required=True)
     d.add_argument("--bin", default="target/release/epimine")
