@@ -28,6 +28,9 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
         per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
         (the same --out every day, so episodes are followed), score days 1..d. WORK/corpus,
         WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
+    python3 scripts/fed_stories.py days --truth T1 --run R1 [--truth T2 --run R2 ...]
+        the date overlap (Σ_day min of the two normalised date histograms) of every pair of a
+        run's episodes that tell one phase and of those that tell two, as percentiles.
 """
 
 import argparse
@@ -365,6 +368,50 @@ def daily(args, extra):
           f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
 
 
+def day_overlap(a, b):
+    """Σ_day min of two date histograms, each normalised to 1 (src/episodes/phases.rs)."""
+    ta, tb = sum(a.values()), sum(b.values())
+    if not ta or not tb:
+        return 1.0
+    return sum(min(n / ta, b.get(d, 0) / tb) for d, n in a.items())
+
+
+def days_cmd(args):
+    """The date overlap of pairs of a run's episodes (trial 0) that tell one phase (their home
+    articles' majority phase is the same) and of pairs that tell two, over every --run given
+    with its --truth: what phases.rs's "told over the same days" test separates."""
+    import pyarrow.parquet as pq
+    same, other = [], []
+    for truth_path, run in zip(args.truth, args.run):
+        with open(truth_path, newline="") as f:
+            truth = {r["url"]: r["phase"] for r in csv.DictReader(f)}
+        rows = pq.read_table(os.path.join(run, "episode_articles.parquet"),
+                             columns=["key_event", "trial", "episode_id", "source_id", "segments", "published"]).to_pylist()
+        days, phase = defaultdict(Counter), defaultdict(Counter)
+        for r in rows:
+            if r["trial"] == 0:
+                if r["published"] is not None:
+                    days[r["key_event"], r["episode_id"]][r["published"]] += r["segments"]
+                phase[r["key_event"], r["episode_id"]][truth.get(r["source_id"], "?")] += r["segments"]
+        by_event = defaultdict(list)
+        for key in sorted(phase):
+            by_event[key[0]].append(key)
+        for keys in by_event.values():
+            for i, a in enumerate(keys):
+                for b in keys[i + 1:]:
+                    pa, pb = phase[a].most_common(1)[0][0], phase[b].most_common(1)[0][0]
+                    (same if pa == pb and pa != "?" else other).append(day_overlap(days[a], days[b]))
+
+    def pct(v):
+        v = sorted(v)
+        return " ".join(f"{v[min(len(v) - 1, int(q * len(v)))]:.2f}" for q in (0.1, 0.25, 0.5, 0.75, 0.9)) if v else "-"
+    print("date overlap, percentiles 10/25/50/75/90:")
+    print(f"  {len(same)} pairs of episodes of one phase: {pct(same)}")
+    print(f"  {len(other)} pairs of episodes of two phases: {pct(other)}")
+    for cut in (1 / 3, 0.5, 2 / 3):
+        print(f"  overlap >= {cut:.2f}: {sum(x >= cut for x in same)} of one phase, {sum(x >= cut for x in other)} of two")
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     argv = sys.argv[1:]
@@ -388,6 +435,9 @@ def main():
     s.add_argument("--level", choices=("episode", "phase", "either"), default="episode",
                    help="judge the run's episodes (default), its phases (episodes.parquet's phase_id), "
                         "or count the phases found at either level")
+    o = sub.add_parser("days", help="date overlap of a run's episode pairs, one phase against two")
+    o.add_argument("--truth", action="append", required=True, help="truth.csv (repeat, one per --run)")
+    o.add_argument("--run", action="append", required=True, help="run folder (repeat)")
     d = sub.add_parser("daily", help="import, run and score day by day")
     d.add_argument("--truth-dir", required=True)
     d.add_argument("--bin", default="target/release/epimine")
@@ -400,6 +450,10 @@ def main():
         generate(args)
     elif args.cmd == "score":
         score_cmd(args)
+    elif args.cmd == "days":
+        if len(args.truth) != len(args.run):
+            ap.error("give one --truth per --run")
+        days_cmd(args)
     else:
         daily(args, extra)
 

@@ -169,13 +169,14 @@ pub fn emit(
             });
         }
     }
+    let dates: Vec<Option<i32>> = segs.iter().map(|s| s.doc_date).collect();
     let kept: Vec<Vec<usize>> = (0..episodes_in.len())
         .filter(|&e| selection.kept(e))
         .map(|e| selection.members[e].iter().map(|&(_, s)| s).collect())
         .collect();
     for (episode, phase) in episodes
         .iter_mut()
-        .zip(phases::phases(input.embeddings, &kept))
+        .zip(phases::phases(input.embeddings, &dates, &kept))
     {
         episode.phase_id = phase as u32;
     }

@@ -49,8 +49,9 @@ pub fn join(embeddings: &[Vec<f32>], groups: &[Vec<usize>], rule: JoinRule) -> V
     }
 }
 
-/// [`JoinRule::Centroids`].
-fn by_centroids(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<usize> {
+/// The cosine distances between `groups`' member centroids, condensed (pairs `(a, b)`, `a < b`,
+/// in row order).
+pub fn centroid_distances(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<f64> {
     let centroids: Vec<Vec<f64>> = groups.iter().map(|g| centroid(embeddings, g)).collect();
     let mut condensed = Vec::new();
     for a in 0..centroids.len() {
@@ -58,13 +59,14 @@ fn by_centroids(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<usize> {
             condensed.push(1.0 - dot(&centroids[a], &centroids[b]));
         }
     }
+    condensed
+}
+
+/// [`JoinRule::Centroids`].
+fn by_centroids(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<usize> {
+    let condensed = centroid_distances(embeddings, groups);
     let bound = super::termspace::Cut::MeanMinusStd.bound(&condensed);
-    crate::grouping::linkage::linkage_cut(
-        &condensed,
-        centroids.len(),
-        kodama::Method::Complete,
-        bound,
-    )
+    crate::grouping::linkage::linkage_cut(&condensed, groups.len(), kodama::Method::Complete, bound)
 }
 
 #[cfg(test)]
