@@ -30,7 +30,6 @@ pub fn check_device() -> Result<(), String> {
 }
 
 /// The message for a CUDA build that cannot run here.
-#[cfg(feature = "cuda")]
 fn no_gpu(cause: String) -> String {
     format!(
         "this is the CUDA build of epimine and it cannot use a GPU here: {cause}; run it on a \
@@ -39,10 +38,12 @@ fn no_gpu(cause: String) -> String {
     )
 }
 
-/// The number of CUDA devices the driver reports (`cuInit`, `cuDeviceGetCount`).
-#[cfg(feature = "cuda")]
+/// The number of CUDA devices the driver reports (`cuInit`, `cuDeviceGetCount`), or the line
+/// [`check_device`] ends a CUDA build with when it cannot use a GPU here. Built into both
+/// builds, so that the CPU build's tests run it (`scripts/test.sh` checks the CUDA build
+/// compiles; `EPIMINE_TEST_CUDA_BUILD=1` also builds and runs it).
 #[allow(unsafe_code)]
-fn cuda_device_count() -> Result<i32, String> {
+pub fn cuda_device_count() -> Result<i32, String> {
     // SAFETY: loading the driver library runs its initialisers, as cudarc's own loading does;
     // the two symbols have the signatures of the CUDA driver API (CUresult = c_int).
     unsafe {
@@ -122,5 +123,47 @@ pub fn default_concurrency() -> usize {
         1
     } else {
         rayon::current_num_threads()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without the NVIDIA driver library the check names that cause and the CPU build, in one
+    /// line; with it, it counts devices or says why it cannot.
+    #[test]
+    fn the_cuda_check_says_why_in_one_line() {
+        let has_driver = ["libcuda.so.1", "libcuda.so"].iter().any(|name| {
+            // SAFETY: as in cuda_device_count: the driver library's initialisers only.
+            #[allow(unsafe_code)]
+            unsafe {
+                libloading::Library::new(name).is_ok()
+            }
+        });
+        match cuda_device_count() {
+            Ok(n) => assert!(has_driver && n >= 0, "{n} devices without a driver library"),
+            Err(line) => {
+                assert!(!line.contains('\n'), "{line}");
+                assert!(
+                    line.starts_with(
+                        "this is the CUDA build of epimine and it cannot use a GPU here: "
+                    ),
+                    "{line}"
+                );
+                assert!(line.contains("use the CPU build"), "{line}");
+                if !has_driver {
+                    assert!(
+                        line.contains("no NVIDIA driver library (libcuda.so.1) was found"),
+                        "{line}"
+                    );
+                }
+            }
+        }
+        // The CPU build runs anywhere; the CUDA build only where the check passes.
+        assert_eq!(
+            check_device().is_ok(),
+            !cfg!(feature = "cuda") || cuda_device_count().is_ok_and(|n| n > 0)
+        );
     }
 }

@@ -54,7 +54,8 @@ pub use shapes::ShapePolicy;
 pub use tokenize::TextTokenizer;
 
 pub use device::{
-    check_device, default_concurrency, default_device, simd_path, tune_allocator, DefaultBackend,
+    check_device, cuda_device_count, default_concurrency, default_device, simd_path,
+    tune_allocator, DefaultBackend,
 };
 pub use error::EncoderError;
 pub use front::{check_model, Encoder};
