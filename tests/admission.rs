@@ -9,7 +9,7 @@
 mod util;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use epimine::storage::Location;
@@ -50,22 +50,6 @@ fn process(
     let mut args = vec!["-w", "1", "-n", "2", "-p", p, "-H", s(hosts)];
     args.extend(extra);
     run(corpus, s(out), &args, env).spawn().unwrap()
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "failed: {}", stderr(&o));
-    o
-}
-
-fn assert_same_tables(a: &Path, b: &Path, what: &str) {
-    for f in OUTPUTS {
-        let x = std::fs::read(a.join(f)).unwrap_or_else(|e| panic!("{what}: {f}: {e}"));
-        assert!(!x.is_empty());
-        assert!(
-            x == std::fs::read(b.join(f)).unwrap(),
-            "{what}: {f} differs"
-        );
-    }
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to a process.

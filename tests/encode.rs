@@ -37,16 +37,6 @@ fn floats(v: &Value) -> Vec<f32> {
         .collect()
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum();
-    let n = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-    dot / (n(a) * n(b))
-}
-
 fn read(path: &str, schema: &arrow_schema::SchemaRef) -> Vec<RecordBatch> {
     let (loc, name) = Location::parse_file(path, false).unwrap();
     block_on(loc.read_parquet(&name, schema)).unwrap()

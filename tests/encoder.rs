@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use epimine::encoder::{DefaultBackend, Encoder, WordVector};
 use serde_json::Value;
+use util::{cosine, minilm_dir};
 
 const MIN_COSINE: f64 = 0.9999;
 
@@ -46,16 +47,6 @@ fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|x| x.as_str().unwrap().to_string())
         .collect()
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    assert_eq!(a.len(), b.len(), "vector widths");
-    let dot: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum();
-    dot / (norm(a) * norm(b))
 }
 
 fn norm(a: &[f32]) -> f64 {
@@ -314,27 +305,6 @@ fn a_layer_beyond_the_model_is_an_error() {
     let enc = load(&fixtures().join("tiny-bert"));
     let err = enc.word_vectors(&["a b"], 3).unwrap_err().to_string();
     assert!(err.contains("layer 3 does not exist"), "{err}");
-}
-
-/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
-/// which fetches it first) makes its absence a failure instead of a skip.
-fn minilm_dir() -> Option<PathBuf> {
-    let cache = epimine::models::model_cache(None).ok()?;
-    let dir = epimine::models::default_model_dir(&cache);
-    if epimine::models::is_complete(&dir) {
-        return Some(dir);
-    }
-    if std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() == Ok("1") {
-        panic!(
-            "EPIMINE_REQUIRE_MINILM=1 but no all-MiniLM-L6-v2 at {} (run `epimine models fetch`)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "all-MiniLM-L6-v2 is not in the cache ({}): skipping",
-        dir.display()
-    );
-    None
 }
 
 #[test]

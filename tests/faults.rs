@@ -31,11 +31,6 @@ fn run_command(corpus: &Path, out: &str, model: Option<&str>, extra: &[&str]) ->
     cmd
 }
 
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "failed: {}", stderr(&o));
-    o
-}
-
 /// Every file under `dir` (relative path → bytes).
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut files = BTreeMap::new();

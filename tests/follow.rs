@@ -12,18 +12,8 @@ use std::path::Path;
 use std::process::Output;
 
 use epimine::storage::Location;
-use epimine::tables::{Assignment, Label, Lineage, Segment, Table};
+use epimine::tables::{Assignment, Label, Lineage, Segment};
 use util::*;
-
-fn ok(output: Output) -> Output {
-    assert!(
-        output.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&output.stderr),
-        String::from_utf8_lossy(&output.stdout)
-    );
-    output
-}
 
 /// `epimine run` at `time` (`--run-time`), extra flags, environment, with the tiny encoder.
 fn run_at(corpus: &Path, out: &Path, time: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
@@ -54,19 +44,15 @@ fn loc(p: &Path) -> Location {
     Location::parse(s(p), false).unwrap()
 }
 
-fn read<T: Table>(dir: &Path) -> Vec<T> {
-    block_on(loc(dir).read_table()).unwrap()
-}
-
 fn lineage(out: &Path) -> Vec<Lineage> {
-    read(out)
+    read_rows(out)
 }
 
 /// A synthetic corpus whose articles carry ids (`import --articles` gives them), so that their
 /// segments' keys follow the ids.
 fn corpus_with_ids(dir: &Path, events: usize, docs: usize) -> std::path::PathBuf {
     let corpus = synth(dir, events, docs);
-    let mut segments: Vec<Segment> = read(&corpus);
+    let mut segments: Vec<Segment> = read_rows(&corpus);
     for s in &mut segments {
         s.source_id = Some(format!("https://example.org/{}/{}", s.key_event, s.doc_id));
     }
@@ -95,7 +81,10 @@ fn episode_keys(corpus: &Path, out: &Path) -> BTreeMap<(String, u32), BTreeSet<u
         start = end;
     }
     let mut out_keys: BTreeMap<(String, u32), BTreeSet<u64>> = BTreeMap::new();
-    for a in read::<Assignment>(out).into_iter().filter(|a| a.trial == 0) {
+    for a in read_rows::<Assignment>(out)
+        .into_iter()
+        .filter(|a| a.trial == 0)
+    {
         out_keys
             .entry((a.key_event.clone(), a.episode_id))
             .or_default()
@@ -147,7 +136,7 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     // New articles, published first, in one event: every doc_id of that event shifts (a
     // re-import with more articles), and the other events are as they were.
     let changed = "synth_event_001";
-    let mut segments: Vec<Segment> = read(&corpus);
+    let mut segments: Vec<Segment> = read_rows(&corpus);
     let added: Vec<Segment> = segments
         .iter()
         .filter(|s| s.key_event == "synth_event_002" && s.doc_id < 2)
@@ -233,9 +222,9 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     // The tables a user reads carry the same stable ids as lineage.parquet (issue 46 item 4),
     // and after this run some differ from the episode_id (the ids moved).
     let ids = stable_ids(&out);
-    let episodes: Vec<epimine::tables::Episode> = read(&out);
-    let assignments: Vec<epimine::tables::Assignment> = read(&out);
-    let articles: Vec<epimine::tables::EpisodeArticle> = read(&out);
+    let episodes: Vec<epimine::tables::Episode> = read_rows(&out);
+    let assignments: Vec<epimine::tables::Assignment> = read_rows(&out);
+    let articles: Vec<epimine::tables::EpisodeArticle> = read_rows(&out);
     assert!(!episodes.is_empty() && !assignments.is_empty() && !articles.is_empty());
     // And the episode's status in this run, as lineage.parquet has it.
     let statuses: BTreeMap<(String, u32), String> = lineage(&out)
@@ -332,23 +321,6 @@ fn a_re_run_keeps_the_ids_of_episodes_whose_segments_did_not_change() {
     );
 }
 
-/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
-/// which fetches it first) makes its absence a failure instead of a skip.
-fn minilm_dir() -> Option<std::path::PathBuf> {
-    let cache = epimine::models::model_cache(None).ok()?;
-    let dir = epimine::models::default_model_dir(&cache);
-    if epimine::models::is_complete(&dir) {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() != Ok("1"),
-        "EPIMINE_REQUIRE_MINILM=1 but no all-MiniLM-L6-v2 at {}",
-        dir.display()
-    );
-    eprintln!("all-MiniLM-L6-v2 is not in the cache: skipping");
-    None
-}
-
 /// With the real sentence encoder: the tiny random-weight one gives every episode nearly the
 /// same vector and re-clusters a changed event from scratch, so no episode of it is the planted
 /// story.
@@ -372,7 +344,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     // made-up vocabulary), as new articles. Removed from synth_event_001: every segment of one of
     // its episodes.
     let target = "synth_event_000";
-    let labels: Vec<Label> = read(&corpus);
+    let labels: Vec<Label> = read_rows(&corpus);
     let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
     for l in labels.iter().filter(|l| l.key_event == "synth_event_002") {
         if l.label != "M" && l.label != "X" {
@@ -386,7 +358,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
         .map(|l| (l.doc_id, l.seg_idx))
         .collect();
     assert!(planted.len() >= 5);
-    let mut segments: Vec<Segment> = read(&corpus);
+    let mut segments: Vec<Segment> = read_rows(&corpus);
     let next_doc = segments
         .iter()
         .filter(|s| s.key_event == target)
@@ -425,7 +397,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
         .max_by_key(|(_, keys)| keys.len())
         .map(|(k, keys)| (k.1, keys.clone()))
         .unwrap();
-    let gone_assigned: BTreeSet<(u32, u32)> = read::<Assignment>(&out)
+    let gone_assigned: BTreeSet<(u32, u32)> = read_rows::<Assignment>(&out)
         .into_iter()
         .filter(|a| a.key_event == gone_event && a.trial == 0 && a.episode_id == gone_episode)
         .map(|a| (a.doc_id, a.seg_idx))
@@ -451,13 +423,13 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     let rows = lineage(&out);
 
     // The planted episode: a `new` row whose segments are mostly the planted ones.
-    let segs: Vec<Segment> = read(&corpus);
+    let segs: Vec<Segment> = read_rows(&corpus);
     let text_of: BTreeMap<(u32, u32), &str> = segs
         .iter()
         .filter(|s| s.key_event == target)
         .map(|s| ((s.doc_id, s.seg_idx), s.text.as_str()))
         .collect();
-    let assignments: Vec<Assignment> = read(&out);
+    let assignments: Vec<Assignment> = read_rows(&out);
     let diagnosis: Vec<String> = rows
         .iter()
         .filter(|r| r.key_event == target)
@@ -570,7 +542,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     );
 
     // A whole event removed: every one of its episodes ended.
-    let mut segs: Vec<Segment> = read(&corpus);
+    let mut segs: Vec<Segment> = read_rows(&corpus);
     segs.retain(|s| s.key_event != "synth_event_002");
     block_on(loc(&corpus).write_table(&segs)).unwrap();
     let said = ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
@@ -620,7 +592,7 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
     let reference = dir.path().join("reference");
     ok(run_at(&corpus, &reference, "2024-05-01", &[], &[]));
     // A change in one event.
-    let mut segments: Vec<Segment> = read(&corpus);
+    let mut segments: Vec<Segment> = read_rows(&corpus);
     segments.retain(|s| !(s.key_event == "synth_event_000" && s.doc_id == 9));
     block_on(loc(&corpus).write_table(&segments)).unwrap();
     ok(run_at(&corpus, &reference, "2024-05-02", &[], &[]));

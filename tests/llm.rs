@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use epimine::llm::{self, Backend, Client, LlmConfig, LlmError};
-use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode};
 use serde_json::Value;
 use util::llm::{good_answer, LlmServer, Protocol, Reply};
@@ -537,10 +536,6 @@ fn report(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
 
-fn read<T: epimine::tables::Table>(out: &Path) -> Vec<T> {
-    block_on(Location::parse(s(out), false).unwrap().read_table()).unwrap()
-}
-
 #[test]
 fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     let dir = scratch();
@@ -573,7 +568,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
     assert_eq!(r["llm"]["fallbacks"], 0);
     assert_eq!(server.requests().len(), 6);
     assert_eq!(most.load(Ordering::SeqCst), 2, "requests in flight at once");
-    let episodes: Vec<Episode> = read(&first);
+    let episodes: Vec<Episode> = read_rows(&first);
     assert!(!episodes.is_empty());
     assert!(episodes.iter().all(|e| e.source == "llm"), "{episodes:?}");
     assert!(episodes.iter().all(|e| e.title_fields.len() == 5
@@ -586,7 +581,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
             .collect::<std::collections::BTreeSet<_>>(),
         [0, 1].into()
     );
-    let assignments: Vec<Assignment> = read(&first);
+    let assignments: Vec<Assignment> = read_rows(&first);
     for e in &episodes {
         let n = assignments
             .iter()
@@ -650,7 +645,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
 fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
     let dir = scratch();
     let corpus = synth3(dir.path());
-    let segments: Vec<epimine::tables::Segment> = read(&corpus);
+    let segments: Vec<epimine::tables::Segment> = read_rows(&corpus);
     let events: Vec<String> = segments
         .iter()
         .map(|s| s.key_event.clone())
@@ -702,7 +697,7 @@ fn an_event_whose_llm_fails_falls_back_to_cluster_episodes() {
     assert_eq!(failed["status"], "ok");
     let why = failed["llm"]["fallbacks"][0]["error"].as_str().unwrap();
     assert!(why.contains("2 attempts") && why.contains("500"), "{why}");
-    let episodes: Vec<Episode> = read(&out);
+    let episodes: Vec<Episode> = read_rows(&out);
     for e in &episodes {
         let expected = if e.key_event == events[0] {
             "clusters"
@@ -745,7 +740,7 @@ fn a_refused_key_stops_the_llm_stage_after_one_request() {
     );
     let r = report(&out);
     assert_eq!(r["llm"]["fallbacks"], 6);
-    let episodes: Vec<Episode> = read(&out);
+    let episodes: Vec<Episode> = read_rows(&out);
     assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "clusters"));
 }
 
@@ -870,7 +865,7 @@ fn two_processes_with_an_llm_write_the_same_bytes_and_only_process_0_needs_the_k
             "{f}"
         );
     }
-    let episodes: Vec<Episode> = read(&two);
+    let episodes: Vec<Episode> = read_rows(&two);
     assert!(!episodes.is_empty() && episodes.iter().all(|e| e.source == "llm"));
     assert_eq!(files_in(&two.join("_checkpoints")).len(), 3);
 }

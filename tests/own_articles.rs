@@ -32,10 +32,6 @@ const COLUMN_FLAGS: [&str; 10] = [
     "body",
 ];
 
-fn read<T: epimine::tables::Table>(dir: &Path) -> Vec<T> {
-    block_on(Location::parse(s(dir), false).unwrap().read_table::<T>()).unwrap()
-}
-
 #[test]
 fn columns_found_and_missing_are_said_at_once() {
     let dir = scratch();
@@ -124,13 +120,13 @@ fn boilerplate_dropped_is_listed_in_the_corpus() {
     let mut args = vec!["import", "--articles", s(&input), "--out", s(&out)];
     args.extend(COLUMN_FLAGS);
     let stdout = epimine_ok(&args);
-    let rows: Vec<Boilerplate> = read(&out);
+    let rows: Vec<Boilerplate> = read_rows(&out);
     let byline = rows
         .iter()
         .find(|b| b.text.starts_with("Reporting by the Valley Courier staff"))
         .unwrap_or_else(|| panic!("no byline in {rows:?}"));
     // Every article of an event ends with the byline, dropped once per article.
-    let segments: Vec<Segment> = read(&out);
+    let segments: Vec<Segment> = read_rows(&out);
     let articles = segments
         .iter()
         .filter(|s| s.key_event == byline.key_event)
@@ -200,12 +196,12 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     }
 
     // The background is the corpus's 300 articles: every term's bg_freq counts articles.
-    let terms: Vec<Term> = read(&one);
+    let terms: Vec<Term> = read_rows(&one);
     let flood = terms
         .iter()
         .find(|t| t.key_event == "riverside_flood_2024" && t.term == "levee")
         .expect("levee is a term of the flood");
-    let segments: Vec<Segment> = read(&corpus);
+    let segments: Vec<Segment> = read_rows(&corpus);
     let with_levee: BTreeSet<(&str, u32)> = segments
         .iter()
         .filter(|s| epimine::terms::distinct_terms(&s.text).contains(&"levee".to_string()))
@@ -214,8 +210,8 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     assert_eq!(flood.bg_freq as usize, with_levee.len());
 
     // What was left out: in the summary, run.json and the report, and it adds up.
-    let episodes: Vec<Episode> = read(&one);
-    let assignments: Vec<Assignment> = read(&one);
+    let episodes: Vec<Episode> = read_rows(&one);
+    let assignments: Vec<Assignment> = read_rows(&one);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(one.join("run.json")).unwrap()).unwrap();
     let mut lines = Vec::new();
@@ -280,7 +276,7 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
 
     // Each episode's articles: one row per (episode, article), in the order of each article's
     // best segment, with what the corpus says of the article.
-    let rows: Vec<EpisodeArticle> = read(&one);
+    let rows: Vec<EpisodeArticle> = read_rows(&one);
     assert!(manifest["tables"]
         .as_array()
         .unwrap()
@@ -401,7 +397,7 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
         "5",
     ]);
     assert!(said.contains("episode_articles"), "{said}");
-    let rows: Vec<EpisodeArticle> = read(&hdb);
+    let rows: Vec<EpisodeArticle> = read_rows(&hdb);
     assert!(!rows.is_empty());
     let page = dir.path().join("hdbscan.html");
     let said = epimine_ok(&[
@@ -462,7 +458,7 @@ fn the_background_is_said_in_one_line_and_both_built_ins_work_for_one_event() {
     let corpus = import_example(dir.path());
     // One event alone: a newcomer's corpus.
     let one_event = dir.path().join("one-event");
-    let segments: Vec<Segment> = read(&corpus);
+    let segments: Vec<Segment> = read_rows(&corpus);
     let flood: Vec<Segment> = segments
         .into_iter()
         .filter(|s| s.key_event == "riverside_flood_2024")
@@ -505,7 +501,7 @@ fn the_background_is_said_in_one_line_and_both_built_ins_work_for_one_event() {
             .map(str::to_string)
             .collect();
         assert_eq!(said.len(), 1, "{err}");
-        let episodes: Vec<Episode> = read(out);
+        let episodes: Vec<Episode> = read_rows(out);
         assert!(episodes.len() >= 2, "{episodes:?}");
         let job = std::fs::read_to_string(out.join("job.toml")).unwrap();
         (said[0].clone(), job)
@@ -539,7 +535,7 @@ fn the_background_is_said_in_one_line_and_both_built_ins_work_for_one_event() {
         "--background",
         "corpus",
     ]);
-    let terms: Vec<Term> = read(&stats);
+    let terms: Vec<Term> = read_rows(&stats);
     let levee = terms.iter().find(|t| t.term == "levee").unwrap();
     assert!(levee.bg_freq > 0 && (levee.bg_freq as usize) < articles);
 }

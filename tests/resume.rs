@@ -40,16 +40,6 @@ fn run(corpus: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Output
     cmd.output().expect("epimine runs")
 }
 
-fn ok(output: Output) -> Output {
-    assert!(
-        output.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&output.stderr),
-        String::from_utf8_lossy(&output.stdout)
-    );
-    output
-}
-
 fn report(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("run.json"))
         .expect("run.json is JSON")

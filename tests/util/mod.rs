@@ -232,3 +232,64 @@ pub fn wait_bounded(mut child: std::process::Child, secs: u64) -> (Output, std::
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Insists that a process succeeded (its standard error and output in the failure); returns it.
+pub fn ok(output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    output
+}
+
+/// Every row of table `T` in the folder (or URL) `dir`.
+pub fn read_rows<T: epimine::tables::Table>(dir: &std::path::Path) -> Vec<T> {
+    let loc = epimine::storage::Location::parse(s(dir), false).unwrap();
+    block_on(loc.read_table::<T>()).unwrap()
+}
+
+/// Insists that the two run folders hold the same bytes in every table of [`OUTPUTS`], none empty.
+pub fn assert_same_tables(a: &std::path::Path, b: &std::path::Path, what: &str) {
+    for f in OUTPUTS {
+        let x = std::fs::read(a.join(f)).unwrap_or_else(|e| panic!("{what}: {f}: {e}"));
+        assert!(!x.is_empty(), "{what}: {f} is empty");
+        assert!(
+            x == std::fs::read(b.join(f)).unwrap(),
+            "{what}: {f} differs"
+        );
+    }
+}
+
+/// The cosine of two vectors of the same width, in f64.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len(), "vector widths");
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
+/// which fetches it first) makes its absence a failure instead of a skip.
+pub fn minilm_dir() -> Option<PathBuf> {
+    let cache = epimine::models::model_cache(None).ok()?;
+    let dir = epimine::models::default_model_dir(&cache);
+    if epimine::models::is_complete(&dir) {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("EPIMINE_REQUIRE_MINILM").as_deref() != Ok("1"),
+        "EPIMINE_REQUIRE_MINILM=1 but no all-MiniLM-L6-v2 at {} (run `epimine models fetch`)",
+        dir.display()
+    );
+    eprintln!(
+        "all-MiniLM-L6-v2 is not in the cache ({}): skipping",
+        dir.display()
+    );
+    None
+}
