@@ -68,7 +68,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
 # features the tests unify, so the fetches below use it instead of a second build of every
 # dependency (`cargo run` would build them again without the test-only features: ~10 min on
 # 2 cores, issue 49 item 6).
-echo "== cargo test --no-run (the test binaries and target/debug/epimine)"
+echo "== cargo test --no-run (the unit and integration test binaries and target/debug/epimine)"
 cargo test --all-targets --no-run
 echo "== epimine models fetch (all-MiniLM-L6-v2 for its parity test; a no-op once cached)"
 target/debug/epimine models fetch

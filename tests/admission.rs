@@ -6,14 +6,12 @@
 //! once expired) does not block the resume; the same on the tests' S3 server, whose
 //! create-only put is what makes the lock exclusive.
 
-mod util;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::util::*;
 use epimine::storage::Location;
-use util::*;
 
 /// `epimine run` on `corpus` into `out` with the tiny model, `extra` flags, `env`; nothing of
 /// the test's own environment that changes admission (a token, a launcher).

@@ -2,17 +2,15 @@
 //! whatever the row order; bad rows are named (file, line or row, column) and either fail the
 //! import (nothing written) or go to `rejected.parquet`; duplicate articles are dropped.
 
-mod util;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::util::*;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, TimestampSecondArray};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use epimine::storage::Location;
 use epimine::tables::{Rejected, Segment};
-use util::*;
 
 /// (key_event, id, published, title, text).
 type Row = (

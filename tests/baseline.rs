@@ -1,13 +1,11 @@
 //! The density baseline (`epimine baseline hdbscan`) end to end on a synthetic corpus: the same
 //! bytes on every run, noise left out, each cluster ranked by membership, and `eval` scores it.
 
-mod util;
-
 use std::collections::{BTreeMap, HashSet};
 
+use crate::util::*;
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, Segment};
-use util::*;
 
 #[test]
 fn hdbscan_baseline_repeats_ranks_by_membership_and_is_scored() {

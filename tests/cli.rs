@@ -2,11 +2,9 @@
 //! that is not a terminal, an error said once, `--set` errors that name the key, warnings that
 //! name file and line.
 
-mod util;
-
 use std::process::Command;
 
-use util::*;
+use crate::util::*;
 
 /// Every subcommand path of the binary.
 const COMMANDS: &[&[&str]] = &[
@@ -396,9 +394,9 @@ fn read_segments(corpus: &std::path::Path) -> Vec<epimine::tables::Segment> {
     })
 }
 
-/// `epimine run` on a synthetic corpus with the tiny model ([`util::synth_run`]), and `extra`.
+/// `epimine run` on a synthetic corpus with the tiny model ([`crate::util::synth_run`]), and `extra`.
 fn synth_run(corpus: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Command {
-    let mut command = util::synth_run(corpus, out);
+    let mut command = crate::util::synth_run(corpus, out);
     command.args(extra);
     command
 }

@@ -1,15 +1,13 @@
 //! `epimine encode`: a text file → the sentence embedding table or, with `--words`, the static
 //! word table, written as Parquet to a local path or s3:// (the local S3 test server).
 
-mod util;
-
 use std::path::{Path, PathBuf};
 
+use crate::util::*;
 use arrow_array::RecordBatch;
 use epimine::storage::Location;
 use epimine::tables;
 use serde_json::Value;
-use util::*;
 
 fn tiny(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -10,13 +10,11 @@
 //! chunk) moves cosines to 0.99 or below on these fixtures; the fixture script checks that
 //! dropping the mask or the relative position bias does.
 
-mod util;
-
 use std::path::{Path, PathBuf};
 
+use crate::util::{cosine, minilm_dir};
 use epimine::encoder::{DefaultBackend, Encoder, WordVector};
 use serde_json::Value;
-use util::{cosine, minilm_dir};
 
 const MIN_COSINE: f64 = 0.9999;
 

@@ -1,13 +1,11 @@
 //! k-prec / k-recall / k-F1 on hand-made cases whose answers are computed by hand in the comments.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::util::*;
 use epimine::eval::{evaluate, Report};
 use epimine::storage::Location;
 use epimine::tables::{Assignment, GoldEpisode, Label, Segment};
-use util::*;
 
 /// A hand-made corpus: event -> (theme, gold ids, episodes as lists of labels in rank order).
 /// `None` is an unlabelled segment. Each segment gets its own (doc_id = episode, seg_idx = i).

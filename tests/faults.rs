@@ -6,19 +6,17 @@
 //! model. Real processes, real files, a real S3 server (moto, started here from the one
 //! `scripts/s3-server.sh` installed).
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::util::*;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Segment, Table};
-use util::*;
 
 /// `epimine run` on a synthetic corpus into `out` with the tiny model (or `model`), extra
 /// arguments and environment.

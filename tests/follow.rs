@@ -4,16 +4,14 @@
 //! `import --articles --append` adds a feed's articles without touching the segments there.
 //! Real runs of the binary (the tiny encoder), real kills (`EPIMINE_FAULT`).
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Output;
 
+use crate::util::*;
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Label, Lineage, Segment};
-use util::*;
 
 /// `epimine run` at `time` (`--run-time`), extra flags, environment, with the tiny encoder.
 fn run_at(corpus: &Path, out: &Path, time: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {

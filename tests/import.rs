@@ -1,13 +1,11 @@
 //! `epimine import` on the development dataset and on broken inputs.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::util::*;
 use epimine::storage::Location;
 use epimine::tables::{GoldEpisode, Label, Segment};
-use util::*;
 
 /// (theme, segment texts per article, groundtruth (label, text) lines, gold episode count).
 type Expected = (String, Vec<Vec<String>>, Vec<(String, String)>, usize);

@@ -5,15 +5,13 @@
 //! (`epimine::progress::observe`, what the Python package draws its bars from) once the first
 //! event is counted done, so the point is the same on every machine.
 
-mod util;
-
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use crate::util::*;
 use epimine::job::{EncoderConfig, Job};
 use epimine::progress::{observe, Observer, Update};
 use epimine::run::{self, Interrupt, RunError, RunOptions};
-use util::*;
 
 /// Raises `interrupt` when the events bar counts its first event.
 struct AfterFirstEvent {

@@ -5,13 +5,11 @@
 //! IPs), and writes the same bytes as one process. A wrong environment is a clear error before
 //! any work; two processes claiming one index end in bounded time.
 
-mod util;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use util::*;
+use crate::util::*;
 
 /// A small corpus, its background, the tiny model, and a one-process run of it in `one/`.
 struct Fixture {

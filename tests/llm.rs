@@ -5,19 +5,17 @@
 //! `epimine run` end to end with LLM episodes, the fallback, and the key kept out of every
 //! output.
 
-mod util;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::util::llm::{good_answer, LlmServer, Protocol, Reply};
+use crate::util::*;
 use epimine::llm::{self, Backend, Client, LlmConfig, LlmError};
 use epimine::tables::{Assignment, Episode};
 use serde_json::Value;
-use util::llm::{good_answer, LlmServer, Protocol, Reply};
-use util::*;
 
 const KEY: &str = "sk-test-0123456789-secret";
 
@@ -57,7 +55,7 @@ fn estimate(
     block_on(llm::estimate(client, &groups(), trial, answer_retries))
 }
 
-fn good(req: &util::llm::Request) -> Reply {
+fn good(req: &crate::util::llm::Request) -> Reply {
     Reply::Text(good_answer(&req.prompt(), 2))
 }
 
@@ -497,7 +495,7 @@ fn synth3(dir: &Path) -> PathBuf {
 
 /// `epimine run` on a synthetic corpus with `--set`s; the key in the environment when `key`.
 fn llm_command(corpus: &Path, out: &Path, sets: &[String], key: bool) -> Command {
-    let mut cmd = util::synth_run(corpus, out);
+    let mut cmd = crate::util::synth_run(corpus, out);
     for set in sets {
         cmd.args(["--set", set]);
     }

@@ -5,14 +5,12 @@
 //! baseline and its report on a corpus without labels, and `eval` saying what it needs. The
 //! articles are `examples/articles.csv`, the README's quickstart; the encoder the tiny fixture.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::util::*;
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Boilerplate, Episode, EpisodeArticle, Segment, Term};
-use util::*;
 
 /// The README's articles.
 fn example_csv() -> PathBuf {

@@ -5,18 +5,16 @@
 //! the same bytes twice, clear errors; and the page in headless Chromium (scripts/chromium.sh):
 //! the DOM after its script ran, the search and the event filter driven by the query string.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use crate::util::*;
 use epimine::report::iso_day;
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Episode, Segment};
-use util::*;
 
 /// The script-looking text put into a segment and the title of an article.
 const EVIL_TEXT: &str = "<script>alert(\"x\")</script> & more";

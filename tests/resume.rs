@@ -4,16 +4,14 @@
 //! real kills (`EPIMINE_FAULT` makes the process SIGKILL itself at a named point; one test kills
 //! it from outside).
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::*;
 use epimine::storage::Location;
 use epimine::tables::{Segment, Table};
-use util::*;
 
 /// `epimine run` on `corpus` into `out` with the tiny model, extra flags, and environment.
 fn run(corpus: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {

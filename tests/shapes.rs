@@ -4,8 +4,6 @@
 //! depend on what it is encoded with, and the GPU's broadcast attention mask and half precision
 //! agree with the CPU's forms.
 
-mod util;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -227,7 +225,7 @@ fn half_precision_stays_close_to_f32() {
 /// completes every event either way).
 #[test]
 fn a_bucketed_run_is_the_same_for_any_layout_and_meets_only_warmed_shapes() {
-    use util::*;
+    use crate::util::*;
     let dir = scratch();
     let corpus = synth(dir.path(), 2, 70);
     let bg = corpus.join("background.txt");
@@ -291,7 +289,7 @@ fn a_bucketed_run_is_the_same_for_any_layout_and_meets_only_warmed_shapes() {
 /// shapes met (none beyond the warm-up's); a warm-up of exact shapes is refused.
 #[test]
 fn encode_reports_warm_up_and_shapes() {
-    use util::*;
+    use crate::util::*;
     let dir = scratch();
     let input = dir.path().join("texts.txt");
     std::fs::write(&input, texts().join("\n")).unwrap();

@@ -2,15 +2,13 @@
 //! 4 workers and with 2 processes × 2 workers over TCP; a hand-computed tiny corpus; and
 //! incremental updates against a from-scratch run.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use crate::util::*;
 use epimine::background::{self, Background};
 use epimine::stats::{compute, compute_by_event, Cluster, Round, StatsOutput};
 use epimine::storage::Location;
 use epimine::tables::{Pair, Segment, Term};
-use util::*;
 
 /// The sequential reference: every statistic of docs/method.md §1–§2 (no vectors) with plain maps.
 fn reference(segments: &[Segment], background: &[String]) -> (Vec<Term>, Vec<Pair>) {

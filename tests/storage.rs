@@ -1,15 +1,13 @@
 //! One storage suite, run against every backend: a local path, a `file://` URL and `s3://` on a
 //! real S3-protocol server on 127.0.0.1 (started by `scripts/test.sh`; see README).
 
-mod util;
-
 use std::sync::Arc;
 
+use crate::util::*;
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use epimine::storage::{Location, StorageError};
 use epimine::tables::{Assignment, Episode, GoldEpisode, Label, Segment, Table};
-use util::*;
 
 /// Roots of every backend for one test: plain path, file:// URL, s3:// (when available).
 fn roots(test: &str) -> (tempfile::TempDir, Vec<String>) {
