@@ -45,6 +45,52 @@ pub fn top_articles(ranks: &[(u32, f64)], delta: f64, min: usize) -> Vec<u32> {
     top
 }
 
+/// [`top_articles`]' count, spread over the articles' days (`episodes.top_by_day`, issue 45):
+/// the same number of top articles, each day's share in proportion to its articles with
+/// fragments (largest remainder, ties by day), and each day's share taken by rank within that
+/// day. A story's phases are told on different days, so a phase of few articles on its own days
+/// brings its best articles to §4 instead of losing them to a larger phase's on other days.
+/// Undated articles form a day of their own. Ties by doc id, as [`top_articles`].
+pub fn top_articles_by_day(
+    ranks: &[(u32, f64)],
+    dates: &BTreeMap<u32, Option<i32>>,
+    delta: f64,
+    min: usize,
+) -> Vec<u32> {
+    let n = ((ranks.len() as f64 * delta).ceil() as usize)
+        .max(min)
+        .clamp(1.min(ranks.len()), ranks.len());
+    let mut days: BTreeMap<Option<i32>, Vec<(u32, f64)>> = BTreeMap::new();
+    for &(doc, rank) in ranks {
+        days.entry(dates.get(&doc).copied().flatten())
+            .or_default()
+            .push((doc, rank));
+    }
+    // Largest remainder: each day's quota n·share, floors first, then the largest fractions.
+    let total = ranks.len().max(1) as f64;
+    let mut quota: Vec<(Option<i32>, usize, f64)> = days
+        .iter()
+        .map(|(&day, docs)| {
+            let exact = n as f64 * docs.len() as f64 / total;
+            (day, exact.floor() as usize, exact - exact.floor())
+        })
+        .collect();
+    let given: usize = quota.iter().map(|q| q.1).sum();
+    let mut order: Vec<usize> = (0..quota.len()).collect();
+    order.sort_by(|&a, &b| quota[b].2.total_cmp(&quota[a].2).then(a.cmp(&b)));
+    for &i in order.iter().take(n.saturating_sub(given)) {
+        quota[i].1 += 1;
+    }
+    let mut top: Vec<u32> = Vec::with_capacity(n);
+    for (day, take, _) in quota {
+        let mut docs = days.remove(&day).unwrap_or_default();
+        docs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.extend(docs.into_iter().take(take).map(|(d, _)| d));
+    }
+    top.sort_unstable();
+    top
+}
+
 /// Pairwise fragment distances as a condensed upper-triangle matrix (kodama's layout): the
 /// cross co-occurrence (both directions averaged) and the average-vector similarity of two
 /// fragments' terms, each min–max normalised, inverted as 1/(x+1), normalised again;
@@ -283,6 +329,32 @@ mod tests {
             let got = pool.install(|| fragment_distances(&space, &refs, &Steps::quiet()));
             assert_eq!(got, want, "{threads} thread(s)");
         }
+    }
+
+    /// Eight articles: six on day 1 ranked above two on day 2. The top half by rank is four of
+    /// day 1's; spread over the days it is three of day 1's best and day 2's best, the same
+    /// count; with one day, or no dates, it is the plain top.
+    #[test]
+    fn the_top_by_day_gives_each_day_its_share_of_the_same_count() {
+        let ranks: Vec<(u32, f64)> = (0..8).map(|d| (d, 10.0 - d as f64)).collect();
+        let dates: BTreeMap<u32, Option<i32>> = (0..8)
+            .map(|d| (d, Some(if d < 6 { 1 } else { 2 })))
+            .collect();
+        assert_eq!(top_articles(&ranks, 0.5, 0), vec![0, 1, 2, 3]);
+        assert_eq!(
+            top_articles_by_day(&ranks, &dates, 0.5, 0),
+            vec![0, 1, 2, 6]
+        );
+        let one_day: BTreeMap<u32, Option<i32>> = (0..8).map(|d| (d, Some(1))).collect();
+        assert_eq!(
+            top_articles_by_day(&ranks, &one_day, 0.5, 0),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            top_articles_by_day(&ranks, &BTreeMap::new(), 0.5, 0),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(top_articles_by_day(&ranks, &dates, 0.25, 5).len(), 5);
     }
 
     #[test]

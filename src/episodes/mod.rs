@@ -15,6 +15,7 @@
 pub mod assignment;
 pub mod candidates;
 pub mod classify;
+pub mod dated;
 pub mod distinct;
 pub mod event;
 pub mod expand;

@@ -17,6 +17,10 @@ pub struct EpisodeParams {
     /// At least this many top articles (all of them when fewer; issue 27, default 0): a small
     /// event's δ share is two or three articles, too few fragments for its episodes.
     pub min_top_articles: usize,
+    /// Spread the top articles over the articles' days (issue 45; default off, see
+    /// docs/quality.md): the same count, each day's share in proportion to its articles, taken
+    /// by rank within the day ([`candidates::top_articles_by_day`]).
+    pub top_by_day: bool,
     /// Cluster pruning rule (docs/method.md §4).
     pub prune: PruneRule,
     /// Confidence rule of the classification (paper text: μ − σ; authors' code: μ + σ).
@@ -98,6 +102,11 @@ pub struct EpisodeParams {
     /// kept episodes at least as clearly as the least distinct kept episode's are from the
     /// others is kept again ([`super::distinct`]), before the floor and the cap.
     pub distinct: bool,
+    /// Candidates told on their own days come back (issue 45; see docs/quality.md): after the
+    /// cohesion, size and core rules, a dropped candidate whose articles' dates overlap the
+    /// event's less than random sets of as many articles do (a permutation test at 5%) is kept
+    /// again ([`super::dated`]), before the floor and the cap.
+    pub dated: bool,
     /// Join kept episodes after classification (issue 45; default `none`, see
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
     /// of their distances and classifies again ([`super::join`]).
@@ -158,6 +167,7 @@ impl Default for EpisodeParams {
         Self {
             top_articles: candidates::DEFAULT_TOP_ARTICLES,
             min_top_articles: 0,
+            top_by_day: false,
             prune: PruneRule::MeanMinusStd,
             confidence: ConfidenceRule::MeanMinusStd,
             rank: classify::RankBy::Density,
@@ -179,6 +189,7 @@ impl Default for EpisodeParams {
             max_ranked: DEFAULT_MAX_RANKED,
             cover: false,
             distinct: false,
+            dated: false,
             join: super::join::JoinRule::None,
             carry: false,
         }

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 
+use super::dated::{histogram, overlap};
 use super::join;
 
 /// The share of their dates two episodes have in common, ½ or more for one phase.
@@ -41,7 +42,10 @@ pub fn phases(
     }
     let mut condensed = join::centroid_distances(embeddings, members);
     let bound = super::termspace::Cut::MeanMinusStd.bound(&condensed);
-    let days: Vec<BTreeMap<i32, f64>> = members.iter().map(|m| histogram(dates, m)).collect();
+    let days: Vec<BTreeMap<i32, f64>> = members
+        .iter()
+        .map(|m| histogram(dates, m.iter().copied()))
+        .collect();
     let mut k = 0;
     for a in 0..n {
         for b in a + 1..n {
@@ -63,30 +67,6 @@ pub fn phases(
         }
     }
     labels.iter().map(|&label| first[label]).collect()
-}
-
-/// The share of `members`' dated segments on each day (empty when none is dated).
-fn histogram(dates: &[Option<i32>], members: &[usize]) -> BTreeMap<i32, f64> {
-    let mut counts = BTreeMap::new();
-    for &s in members {
-        if let Some(day) = dates[s] {
-            *counts.entry(day).or_insert(0.0) += 1.0;
-        }
-    }
-    let total: f64 = counts.values().sum();
-    counts.values_mut().for_each(|c| *c /= total);
-    counts
-}
-
-/// Σ_day min(a, b): 1 for the same dates in the same shares, 0 for no day in common; 1 when
-/// either side has no date (nothing tells them apart).
-fn overlap(a: &BTreeMap<i32, f64>, b: &BTreeMap<i32, f64>) -> f64 {
-    if a.is_empty() || b.is_empty() {
-        return 1.0;
-    }
-    a.iter()
-        .filter_map(|(day, x)| b.get(day).map(|y| x.min(*y)))
-        .sum()
 }
 
 #[cfg(test)]
@@ -113,17 +93,5 @@ mod tests {
         // Same days for the y pair, different days for the x pair: only the y pair joins.
         let dated = vec![Some(1), Some(1), Some(1), Some(5), Some(9)];
         assert_eq!(phases(&e, &dated, &members), vec![0, 1, 0, 3, 4]);
-    }
-
-    /// Half the dates in common is one phase; less is not; an undated side never separates.
-    #[test]
-    fn overlap_is_the_shared_share_of_days() {
-        let dates = vec![Some(1), Some(2), Some(2), Some(3), None];
-        let a = histogram(&dates, &[0, 1]); // days 1, 2 at ½ each
-        let b = histogram(&dates, &[2, 3]); // days 2, 3 at ½ each
-        assert_eq!(overlap(&a, &b), 0.5);
-        assert_eq!(overlap(&a, &histogram(&dates, &[3])), 0.0);
-        assert_eq!(overlap(&a, &histogram(&dates, &[4])), 1.0);
-        assert_eq!(overlap(&a, &a), 1.0);
     }
 }

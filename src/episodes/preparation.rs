@@ -2,7 +2,7 @@
 //! ([`partition`]), fragments, top articles, fragment distances and candidate clusters
 //! ([`candidates`], or density clusters), ending in a [`Prepared`] event.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
@@ -87,10 +87,11 @@ pub fn prepare(
 
     // §4: candidates.
     let scores_only: Vec<f64> = scores.iter().map(|s| s.score).collect();
+    let fragments_view = |counts: &mut EventCounts| {
+        fragment_candidates(&space, &fragments, &scores, segs, params, counts, steps)
+    };
     let (groups, cluster_of) = match params.candidates {
-        Candidates::Fragments => {
-            fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps)
-        }
+        Candidates::Fragments => fragments_view(&mut counts),
         Candidates::Density => {
             let found = density::clusters(input.embeddings, &params.density)?;
             counts.clusters = found.len();
@@ -101,8 +102,7 @@ pub fn prepare(
             )
         }
         Candidates::Both => {
-            let (mut groups, cluster_of) =
-                fragment_candidates(&space, &fragments, &scores, params, &mut counts, steps);
+            let (mut groups, cluster_of) = fragments_view(&mut counts);
             let found = density::clusters(input.embeddings, &params.density)?;
             counts.clusters += found.len();
             counts.kept_clusters += found.len();
@@ -160,13 +160,26 @@ fn fragment_candidates(
     space: &TermSpace,
     fragments: &[partition::Fragment],
     scores: &[partition::SegmentScore],
+    segs: &[crate::tables::Segment],
     params: &EpisodeParams,
     counts: &mut EventCounts,
     steps: &Steps,
 ) -> (Vec<Vec<usize>>, HashMap<usize, u32>) {
     steps.stage("top articles", 0);
     let ranks = candidates::article_ranks(fragments, scores);
-    let top = candidates::top_articles(&ranks, params.top_articles, params.min_top_articles);
+    let top = if params.top_by_day {
+        // Each article's date.
+        let dates: BTreeMap<u32, Option<i32>> =
+            segs.iter().map(|s| (s.doc_id, s.doc_date)).collect();
+        candidates::top_articles_by_day(
+            &ranks,
+            &dates,
+            params.top_articles,
+            params.min_top_articles,
+        )
+    } else {
+        candidates::top_articles(&ranks, params.top_articles, params.min_top_articles)
+    };
     let (chosen, taken) = candidates::capped_top(fragments, &ranks, &top, params.max_fragments);
     if taken.len() < top.len() {
         tracing::debug!(

@@ -5,7 +5,7 @@
 use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, core_mean, top_core};
 use super::params::EpisodeParams;
-use super::{classify, distinct, select, termspace};
+use super::{classify, dated, distinct, select, termspace};
 use crate::progress::steps::Steps;
 
 /// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
@@ -279,7 +279,8 @@ pub fn select_episodes(
 
 /// What comes back after the relative rules: with `params.distinct`, the candidates those rules
 /// dropped that are as distinct from the kept episodes as the least distinct kept one
-/// ([`distinct::restore_distinct`]); then the floor ([`apply_floor`]). What comes back is no
+/// ([`distinct::restore_distinct`]); with `params.dated`, those told on their own days
+/// ([`dated::restore_dated`]); then the floor ([`apply_floor`]). What comes back is no
 /// longer marked dropped.
 fn bring_back(
     kept: &mut [bool],
@@ -297,6 +298,22 @@ fn bring_back(
             .collect();
         let back = distinct::restore_distinct(kept, &relative, input.embeddings, vectors, members);
         tracing::debug!("distinct candidates back: {back:?}");
+    }
+    if params.dated {
+        let relative: Vec<bool> = dropped
+            .iter()
+            .zip(kept.iter())
+            .map(|(d, &k)| {
+                !k && matches!(d, Some(Dropped::Cohesion | Dropped::Size | Dropped::Core))
+            })
+            .collect();
+        let articles: Vec<(u32, Option<i32>)> = input
+            .segments
+            .iter()
+            .map(|s| (s.doc_id, s.doc_date))
+            .collect();
+        let back = dated::restore_dated(kept, &relative, &articles, members);
+        tracing::debug!("candidates on their own days back (candidate, shared, p): {back:?}");
     }
     apply_floor(kept, members, core_of, params);
     for (d, &k) in dropped.iter_mut().zip(kept.iter()) {
