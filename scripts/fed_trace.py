@@ -20,6 +20,7 @@ import csv
 import os
 import re
 import statistics
+import sys
 
 
 def read_trace(path):
@@ -51,6 +52,11 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--max-size", type=int, default=30)
     a = ap.parse_args()
+    for path in (a.truth, a.log, os.path.join(a.run, "fragments.parquet")):
+        if not os.path.isfile(path):
+            sys.exit(f"fed_trace.py: {path}: no such file")
+    if not os.path.isdir(a.corpus):
+        sys.exit(f"fed_trace.py: {a.corpus}: no such corpus folder")
     import pyarrow.parquet as pq
     info = read_trace(a.log)
     with open(a.truth, newline="", encoding="utf-8") as f:

@@ -36,13 +36,24 @@ pub fn article_ranks(fragments: &[Fragment], scores: &[SegmentScore]) -> Vec<(u3
 /// doc id).
 pub fn top_articles(ranks: &[(u32, f64)], delta: f64, min: usize) -> Vec<u32> {
     let mut sorted = ranks.to_vec();
-    sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let n = ((ranks.len() as f64 * delta).ceil() as usize)
-        .max(min)
-        .clamp(1.min(ranks.len()), ranks.len());
+    sorted.sort_by(by_rank);
+    let n = top_count(ranks.len(), delta, min);
     let mut top: Vec<u32> = sorted.into_iter().take(n).map(|(d, _)| d).collect();
     top.sort_unstable();
     top
+}
+
+/// How many of `articles` the top holds: the `delta` share rounded up, at least `min`, at least
+/// one and at most all.
+fn top_count(articles: usize, delta: f64, min: usize) -> usize {
+    ((articles as f64 * delta).ceil() as usize)
+        .max(min)
+        .clamp(1.min(articles), articles)
+}
+
+/// Descending rank, ties by doc id.
+fn by_rank(a: &(u32, f64), b: &(u32, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// [`top_articles`]' count, spread over the articles' days (`episodes.top_by_day`, issue 45):
@@ -57,9 +68,7 @@ pub fn top_articles_by_day(
     delta: f64,
     min: usize,
 ) -> Vec<u32> {
-    let n = ((ranks.len() as f64 * delta).ceil() as usize)
-        .max(min)
-        .clamp(1.min(ranks.len()), ranks.len());
+    let n = top_count(ranks.len(), delta, min);
     let mut days: BTreeMap<Option<i32>, Vec<(u32, f64)>> = BTreeMap::new();
     for &(doc, rank) in ranks {
         days.entry(dates.get(&doc).copied().flatten())
@@ -68,23 +77,23 @@ pub fn top_articles_by_day(
     }
     // Largest remainder: each day's quota n·share, floors first, then the largest fractions.
     let total = ranks.len().max(1) as f64;
-    let mut quota: Vec<(Option<i32>, usize, f64)> = days
-        .iter()
-        .map(|(&day, docs)| {
+    // Each day's (quota, fraction), in day order.
+    let mut quota: Vec<(usize, f64)> = days
+        .values()
+        .map(|docs| {
             let exact = n as f64 * docs.len() as f64 / total;
-            (day, exact.floor() as usize, exact - exact.floor())
+            (exact.floor() as usize, exact - exact.floor())
         })
         .collect();
-    let given: usize = quota.iter().map(|q| q.1).sum();
+    let given: usize = quota.iter().map(|q| q.0).sum();
     let mut order: Vec<usize> = (0..quota.len()).collect();
-    order.sort_by(|&a, &b| quota[b].2.total_cmp(&quota[a].2).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| quota[b].1.total_cmp(&quota[a].1).then(a.cmp(&b)));
     for &i in order.iter().take(n.saturating_sub(given)) {
-        quota[i].1 += 1;
+        quota[i].0 += 1;
     }
     let mut top: Vec<u32> = Vec::with_capacity(n);
-    for (day, take, _) in quota {
-        let mut docs = days.remove(&day).unwrap_or_default();
-        docs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (mut docs, (take, _)) in days.into_values().zip(quota) {
+        docs.sort_by(by_rank);
         top.extend(docs.into_iter().take(take).map(|(d, _)| d));
     }
     top.sort_unstable();
