@@ -148,6 +148,9 @@ pub struct TermConfig {
     /// At most this many non-salient words per event tried for expansion, the most frequent
     /// (0: no cap).
     pub max_expansion_words: usize,
+    /// Words written on days of their own join T before the expansion, with their own salience
+    /// ([`crate::episodes::bursty`]; off by default).
+    pub dated: bool,
 }
 
 /// Default [`TermConfig::max_terms`].
@@ -164,6 +167,7 @@ impl Default for TermConfig {
             vectors: true,
             max_terms: DEFAULT_MAX_TERMS,
             max_expansion_words: DEFAULT_MAX_EXPANSION_WORDS,
+            dated: false,
         }
     }
 }

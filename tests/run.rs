@@ -709,3 +709,58 @@ fn pairs_without_vectors_equal_the_dataflow() {
         assert_eq!(set.rows, rows, "no vectors: rows unchanged");
     }
 }
+
+/// `terms.dated` (issue 45): words below eq. 3's mean salience whose articles are written on days
+/// of their own join T — salient, not expanded, a salience at or below the event's mean — where
+/// the default run leaves them out; the run is the same bytes for 1 and 2 workers.
+#[test]
+fn dated_words_join_t_below_the_mean_and_the_run_repeats_for_any_layout() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 70);
+    let bg = corpus.join("background.txt");
+    let model = tiny_model();
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = run_args(s(&corpus), s(&bg), s(&out), &model);
+        args.extend(extra);
+        epimine_ok(&args);
+        out
+    };
+    let dated = ["--set", "terms.dated=true"];
+    let one = run("one", &[&["-w", "1"][..], &dated].concat());
+    let two = run("two", &[&["-w", "2"][..], &dated].concat());
+    assert_same_tables(&one, &two, "terms.dated, 1 vs 2 workers");
+    let plain = run("plain", &["-w", "2"]);
+    // The plain run's T cut per event: its least salient term that joined by eq. 3 alone.
+    let plain_terms: Vec<Term> = read_rows(&plain);
+    let mut cut: BTreeMap<&str, f64> = BTreeMap::new();
+    for r in plain_terms
+        .iter()
+        .filter(|r| r.salient && r.expanded_from.is_none())
+    {
+        let c = cut.entry(r.key_event.as_str()).or_insert(f64::INFINITY);
+        *c = c.min(r.salience);
+    }
+    let was = |r: &Term| {
+        plain_terms
+            .iter()
+            .find(|p| p.key_event == r.key_event && p.term == r.term)
+            .unwrap()
+            .clone()
+    };
+    let dated_terms: Vec<Term> = read_rows(&one);
+    let joined: Vec<&Term> = dated_terms
+        .iter()
+        .filter(|r| r.salient && r.expanded_from.is_none() && !was(r).salient)
+        .collect();
+    assert!(!joined.is_empty(), "some word joins T by its dates");
+    for r in joined {
+        let before = was(r);
+        assert!(before.salience != -1.0, "{before:?}: a valid salience");
+        assert_eq!(before.salience, r.salience, "{r:?}: its own salience");
+        assert!(
+            r.salience < cut[r.key_event.as_str()],
+            "{r:?}: below the plain run's cut"
+        );
+    }
+}

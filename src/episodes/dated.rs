@@ -44,6 +44,45 @@ pub(super) fn overlap(a: &BTreeMap<i32, f64>, b: &BTreeMap<i32, f64>) -> f64 {
         .sum()
 }
 
+/// Each dated article's date once (`articles`: each segment's article and date), and the event's
+/// date histogram over them.
+pub(super) fn article_dates(
+    articles: &[(u32, Option<i32>)],
+) -> (Vec<Option<i32>>, BTreeMap<i32, f64>) {
+    let event_dates: BTreeMap<u32, i32> = articles
+        .iter()
+        .filter_map(|&(doc, date)| Some((doc, date?)))
+        .collect();
+    let dates: Vec<Option<i32>> = event_dates.values().map(|&d| Some(d)).collect();
+    let event = histogram(&dates, 0..dates.len());
+    (dates, event)
+}
+
+/// The overlaps with the `event`'s dates of `draws` random sets of `n` of the event's articles
+/// (`dates`, without replacement), from the seed `seed`.
+pub(super) fn random_overlaps(
+    n: usize,
+    dates: &[Option<i32>],
+    event: &BTreeMap<i32, f64>,
+    draws: usize,
+    seed: u64,
+) -> Vec<f64> {
+    use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut order: Vec<usize> = (0..dates.len()).collect();
+    let n = n.min(order.len());
+    (0..draws)
+        .map(|_| {
+            // The first n of a partial Fisher–Yates shuffle: n articles without replacement.
+            for i in 0..n {
+                let j = i + (rng.next_u64() % (order.len() - i) as u64) as usize;
+                order.swap(i, j);
+            }
+            overlap(&histogram(dates, order[..n].iter().copied()), event)
+        })
+        .collect()
+}
+
 /// Random draws of the null (each as many articles as the candidate, from the event's).
 const DRAWS: usize = 199;
 /// The test's level: a candidate comes back when at most this share of the null's draws (with
@@ -68,12 +107,7 @@ pub(super) fn restore_dated(
     articles: &[(u32, Option<i32>)],
     members: &[Vec<(f64, usize)>],
 ) -> Vec<DatedBack> {
-    let event_dates: BTreeMap<u32, i32> = articles
-        .iter()
-        .filter_map(|&(doc, date)| Some((doc, date?)))
-        .collect();
-    let dates: Vec<Option<i32>> = event_dates.values().map(|&d| Some(d)).collect();
-    let event = histogram(&dates, 0..dates.len());
+    let (dates, event) = article_dates(articles);
     if event.len() < 2 {
         return Vec::new();
     }
@@ -108,24 +142,10 @@ fn p_value(
     event: &BTreeMap<i32, f64>,
     seed: u64,
 ) -> f64 {
-    use rand_xoshiro::rand_core::{RngCore, SeedableRng};
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(0x45_da7e_d000 ^ seed);
-    let mut order: Vec<usize> = (0..dates.len()).collect();
-    let mut as_far = 0usize;
-    for _ in 0..DRAWS {
-        // The first n of a partial Fisher–Yates shuffle: n articles without replacement.
-        for i in 0..n.min(order.len()) {
-            let j = i + (rng.next_u64() % (order.len() - i) as u64) as usize;
-            order.swap(i, j);
-        }
-        let drawn = overlap(
-            &histogram(dates, order[..n.min(order.len())].iter().copied()),
-            event,
-        );
-        if drawn <= shared + 1e-12 {
-            as_far += 1;
-        }
-    }
+    let as_far = random_overlaps(n, dates, event, DRAWS, 0x45_da7e_d000 ^ seed)
+        .into_iter()
+        .filter(|&drawn| drawn <= shared + 1e-12)
+        .count();
     (1 + as_far) as f64 / (DRAWS + 1) as f64
 }
 

@@ -400,10 +400,11 @@ fn group_pairs(key_event: &str, salient: &[SalientTerm], segments: &[&str]) -> V
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn row(term: &str, freq: u32, salience: f64, salient: bool) -> Term {
+    /// A term row of event "e" (one background document).
+    pub(in crate::episodes) fn row(term: &str, freq: u32, salience: f64, salient: bool) -> Term {
         Term {
             key_event: "e".into(),
             term: term.into(),

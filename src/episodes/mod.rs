@@ -13,6 +13,7 @@
 //! in [`event`].
 
 pub mod assignment;
+pub mod bursty;
 pub mod candidates;
 pub mod classify;
 pub mod dated;
