@@ -28,6 +28,11 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
         per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
         (the same --out every day, so episodes are followed), score days 1..d. WORK/corpus,
         WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
+    python3 scripts/fed_stories.py fresh --truth-dir /tmp/fed1 [--truth-dir /tmp/fed2 ...] \
+        --bin target/release/epimine --work /tmp/fedfresh [--background BG] [-- extra run args]
+        per draw: import its all.csv into WORK/DRAW/corpus, one run into WORK/DRAW/run, scored
+        at the phase and the episode level (WORK/DRAW/score-*.txt); prints each draw's totals
+        and their sum, the phases of <= 30 articles apart. WORK/DRAW is made afresh.
     python3 scripts/fed_stories.py days --truth T1 --run R1 [--truth T2 --run R2 ...]
         the date overlap (Σ_day min of the two normalised date histograms) of every pair of a
         run's episodes that tell one phase and of those that tell two, as percentiles.
@@ -52,6 +57,7 @@ from fed_stories_kinds import (  # noqa: E402  (the templates, beside this file)
     BYLINES, COUNTRY_A, COUNTRY_B, FIRST, KINDS, LAST, NOISE, PLACES, TOWN_A, TOWN_B)
 
 MIN_PHASE = 15  # phases smaller than this (among the counted rows) are not scored
+SMALL_PHASE = 30  # `fresh` counts the phases of at most this many articles apart
 
 
 # --pure: each phase told in its own words only (no template shared with the next phase, no
@@ -322,6 +328,76 @@ def score_cmd(args):
         print_score(res)
 
 
+def import_cmd(args, articles, corpus, append=False):
+    """`epimine import` of a draw's CSV (columns event,url,date,headline,body) into `corpus`."""
+    return [args.bin, "import", "--articles", articles, "--out", corpus,
+            "--key-event-column", "event", "--id-column", "url", "--published-column", "date",
+            "--title-column", "headline", "--text-column", "body"] + (["--append"] if append else [])
+
+
+def run_cmd(args, corpus, run, extra):
+    """`epimine run` of `corpus` into `run` with --workers, --background and the extra args."""
+    cmd = [args.bin, "run", "--corpus", corpus, "--out", run, "-w", str(args.workers)]
+    return cmd + (["--background", args.background] if args.background else []) + extra
+
+
+def call(name, cmd, log, ok):
+    """Runs `cmd` into `log`; exits naming the step and the log when its status is not in `ok`."""
+    print(f"{name}: {' '.join(cmd)}", flush=True)
+    with open(log, "w") as f:
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc not in ok:
+        with open(log) as f:
+            print(f.read()[-3000:], file=sys.stderr)
+        sys.exit(f"{name} exited {rc} (log: {log})")
+
+
+def fresh(args, extra):
+    """One run of all of each draw's articles (all.csv), scored at both levels; the phases found
+    summed over the draws, with the phases of <= SMALL_PHASE articles apart."""
+    for draw in args.truth_dir:
+        for f in ("all.csv", "truth.csv"):
+            if not os.path.isfile(os.path.join(draw, f)):
+                sys.exit(f"no {f} in {draw} (a folder written by `generate`)")
+    sums = defaultdict(int)
+    for draw in args.truth_dir:
+        name = os.path.basename(os.path.normpath(draw))
+        work = os.path.join(args.work, name)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        corpus, run = os.path.join(work, "corpus"), os.path.join(work, "run")
+        call(f"{name} import", import_cmd(args, os.path.join(draw, "all.csv"), corpus),
+             os.path.join(work, "import.log"), (0,))
+        call(f"{name} run", run_cmd(args, corpus, run, extra), os.path.join(work, "run.log"), (0, 3))
+        truth = os.path.join(draw, "truth.csv")
+        found, line = {}, []
+        for level in ("phase", "episode"):
+            res = score(truth, run, level=level)
+            with open(os.path.join(work, f"score-{level}.txt"), "w") as f:
+                print_score(res, out=f)
+            t = res["totals"]
+            found[level] = {(st["event"], p["phase"]) for st in res["stories"] for p in st["phases"] if p["found"]}
+            line.append(f"{level}s {t['found']}/{t['phases']} (purity mean {fmt(t['mean_purity'])} min "
+                        f"{fmt(t['min_purity'])}, lost {len(t['lost'])})")
+            sums[level] += t["found"]
+            sums[f"lost {level}"] += len(t["lost"])
+            if level == "phase":
+                sums["phases"] += t["phases"]
+                for st in res["stories"]:
+                    for p in st["phases"]:
+                        if p["scored"]:
+                            band = "small" if p["size"] <= SMALL_PHASE else "larger"
+                            sums[band] += 1
+                            sums[f"{band} found"] += p["found"]
+        either = len(found["phase"] | found["episode"])
+        sums["either"] += either
+        print(f"--- {name}: as {'; as '.join(line)}; either {either}")
+    print(f"=== {len(args.truth_dir)} draws: phases found as phases {sums['phase']}/{sums['phases']} "
+          f"(of <= {SMALL_PHASE} articles {sums['small found']}/{sums['small']}, larger "
+          f"{sums['larger found']}/{sums['larger']}), as episodes {sums['episode']}, at either level "
+          f"{sums['either']}; entirely lost {sums['lost phase']}")
+
+
 def daily(args, extra):
     n_days = 0
     while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
@@ -335,21 +411,11 @@ def daily(args, extra):
     truth = os.path.join(args.truth_dir, "truth.csv")
     seen, purities, lines = {}, [], []
     for day in range(1, n_days + 1):
-        imp = [args.bin, "import", "--articles", os.path.join(args.truth_dir, f"day{day}.csv"), "--out", corpus,
-               "--key-event-column", "event", "--id-column", "url", "--published-column", "date",
-               "--title-column", "headline", "--text-column", "body"] + (["--append"] if day > 1 else [])
-        cmd = [args.bin, "run", "--corpus", corpus, "--out", run, "-w", str(args.workers)]
-        cmd += (["--background", args.background] if args.background else []) + extra
+        imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
+        cmd = run_cmd(args, corpus, run, extra)
         t0 = time.time()
         for name, c, ok in (("import", imp, (0,)), ("run", cmd, (0, 3))):
-            log = os.path.join(logs, f"day{day}-{name}.log")
-            print(f"day {day}: {' '.join(c)}", flush=True)
-            with open(log, "w") as f:
-                rc = subprocess.run(c, stdout=f, stderr=subprocess.STDOUT).returncode
-            if rc not in ok:
-                with open(log) as f:
-                    print(f.read()[-3000:], file=sys.stderr)
-                sys.exit(f"day {day}: {name} exited {rc} (log: {log})")
+            call(f"day {day} {name}", c, os.path.join(logs, f"day{day}-{name}.log"), ok)
         res = score(truth, run, set(range(1, day + 1)), level=args.level)
         print(f"--- day {day} (days 1..{day}, run {time.time() - t0:.0f}s)")
         print_score(res)
@@ -445,6 +511,12 @@ def main():
     d.add_argument("--background")
     d.add_argument("--workers", type=int, default=2)
     d.add_argument("--level", choices=("episode", "phase"), default="episode")
+    fr = sub.add_parser("fresh", help="import and run each draw's all.csv once, score both levels")
+    fr.add_argument("--truth-dir", action="append", required=True, help="a draw's folder (repeat)")
+    fr.add_argument("--bin", default="target/release/epimine")
+    fr.add_argument("--work", required=True)
+    fr.add_argument("--background")
+    fr.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
     if args.cmd == "generate":
         generate(args)
@@ -454,6 +526,8 @@ def main():
         if len(args.truth) != len(args.run):
             ap.error("give one --truth per --run")
         days_cmd(args)
+    elif args.cmd == "fresh":
+        fresh(args, extra)
     else:
         daily(args, extra)
 
