@@ -26,6 +26,17 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet
 fi
 bin=${BIN:-target/release/epimine}
+# PYTHON: one with pyarrow for the report (default: target/python-venv's, made by
+# scripts/python-tests.sh, else python3); checked before any run.
+python=${PYTHON:-}
+if [ -z "$python" ]; then
+    python=python3
+    [ -x target/python-venv/bin/python ] && python=target/python-venv/bin/python
+fi
+"$python" -c 'import pyarrow' 2>/dev/null || {
+    echo "perturbation-spread.sh: $python has no pyarrow (set PYTHON to one that has)" >&2
+    exit 2
+}
 export RUST_LOG=${RUST_LOG:-warn}
 [ -d "$work/corpus" ] || "$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
 [ -f "$work/bg.parquet" ] || "$bin" background build "$shared/data/background/bbc-news-2225.txt" --out "$work/bg.parquet" >/dev/null
@@ -60,5 +71,5 @@ run int8 "$work/corpus" -w 2 --model "$work/minilm-int8" "$@"
 for seed in 1 2 3; do
     run "drop$seed" "$work/drop$seed-corpus" -w 2 "$@"
 done
-python3 scripts/perturbation_spread.py --work "$work" "${tag}ref" "${tag}w1" "${tag}batch8" \
+"$python" scripts/perturbation_spread.py --work "$work" "${tag}ref" "${tag}w1" "${tag}batch8" \
     "${tag}batch64" "${tag}int8" "${tag}drop1" "${tag}drop2" "${tag}drop3"
