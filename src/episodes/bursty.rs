@@ -13,8 +13,9 @@
 //! is not in T: the overlap of its articles' date histogram with the event's (each normalised to
 //! 1; the overlap of [`super::dated`]) against random sets of as many of the event's articles.
 //! The word joins T, with its own salience, when its overlap lies at least [`Z`] standard
-//! deviations below the random sets' mean. Thousands of words are tested per event, so the bound is far in
-//! the tail (a one-sided normal 3σ: about one word in 700 by chance), not a 5% level. The null
+//! deviations below the random sets' mean. Thousands of words are tested per event, so the
+//! bound is far in the tail (a one-sided normal 3σ: about one word in 700 by chance), not a 5%
+//! level. The null
 //! of a word in n articles is drawn once for the largest size of a geometric grid at most n (a
 //! smaller set overlaps the event less on average, so the bound is the more cautious one), which
 //! keeps the draws linear in the event's articles.
