@@ -15,16 +15,16 @@
 //! The word joins T, with its own salience, when its overlap lies at least [`Z`] standard
 //! deviations below the random sets' mean. Thousands of words are tested per event, so the
 //! bound is far in the tail (a one-sided normal 3σ: about one word in 700 by chance), not a 5%
-//! level. The null
-//! of a word in n articles is drawn once for the largest size of a geometric grid at most n (a
-//! smaller set overlaps the event less on average, so the bound is the more cautious one), which
-//! keeps the draws linear in the event's articles.
+//! level. The null of a word in n articles is drawn once for the largest size of a geometric
+//! grid at most n (a smaller set overlaps the event less on average, so the bound is the more
+//! cautious one), and only for the sizes some word needs, which keeps the draws linear in the
+//! event's articles.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
-use super::dated::{article_dates, histogram, overlap, random_overlaps};
+use super::dated::{article_dates, articles_overlap, random_overlaps};
 use crate::stats::formulas::NOT_SALIENT;
 use crate::tables::Term;
 
@@ -72,21 +72,24 @@ pub fn dated_terms(
         }
     }
     let grid = grid(dates.len());
-    let nulls: Vec<(f64, f64)> = grid
-        .par_iter()
-        .enumerate()
-        .map(|(k, &n)| null(n, &dates, &event, k as u64))
-        .collect();
-    word_articles
-        .into_par_iter()
+    // Each tested word with its grid size (index into `grid`).
+    let sized: Vec<(usize, BTreeMap<u32, i32>, usize)> = word_articles
+        .into_iter()
         .filter_map(|(i, own)| {
-            if own.len() < MIN_ARTICLES {
-                return None;
-            }
-            let own_dates: Vec<Option<i32>> = own.values().map(|&d| Some(d)).collect();
-            let shared = overlap(&histogram(&own_dates, 0..own_dates.len()), &event);
             let k = grid.partition_point(|&n| n <= own.len()).checked_sub(1)?;
-            let (mean, sd) = nulls[k];
+            Some((i, own, k))
+        })
+        .collect();
+    let needed: BTreeSet<usize> = sized.iter().map(|w| w.2).collect();
+    let nulls: BTreeMap<usize, (f64, f64)> = needed
+        .into_par_iter()
+        .map(|k| (k, null(grid[k], &dates, &event, k as u64)))
+        .collect();
+    sized
+        .into_par_iter()
+        .filter_map(|(i, own, k)| {
+            let shared = articles_overlap(&own, &event);
+            let (mean, sd) = nulls[&k];
             (sd > 0.0 && shared <= mean - Z * sd).then_some((i, shared, mean, sd))
         })
         .collect()

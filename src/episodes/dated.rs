@@ -58,6 +58,17 @@ pub(super) fn article_dates(
     (dates, event)
 }
 
+/// Each segment's article and date, as `episodes.dated` and [`super::bursty`] read them.
+pub fn segment_articles(segments: &[crate::tables::Segment]) -> Vec<(u32, Option<i32>)> {
+    segments.iter().map(|s| (s.doc_id, s.doc_date)).collect()
+}
+
+/// The [`overlap`] of a set of articles' dates (`own`: article → date) with the `event`'s.
+pub(super) fn articles_overlap(own: &BTreeMap<u32, i32>, event: &BTreeMap<i32, f64>) -> f64 {
+    let own_dates: Vec<Option<i32>> = own.values().map(|&d| Some(d)).collect();
+    overlap(&histogram(&own_dates, 0..own_dates.len()), event)
+}
+
 /// The overlaps with the `event`'s dates of `draws` random sets of `n` of the event's articles
 /// (`dates`, without replacement), from the seed `seed`.
 pub(super) fn random_overlaps(
@@ -120,8 +131,7 @@ pub(super) fn restore_dated(
         if own.len() < MIN_ARTICLES {
             continue;
         }
-        let own_dates: Vec<Option<i32>> = own.values().map(|&d| Some(d)).collect();
-        let shared = overlap(&histogram(&own_dates, 0..own_dates.len()), &event);
+        let shared = articles_overlap(&own, &event);
         let p = p_value(shared, own.len(), &dates, &event, e as u64);
         if p <= LEVEL {
             back.push((e, shared, p));

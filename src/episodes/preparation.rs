@@ -170,7 +170,7 @@ fn fragment_candidates(
     let top = if params.top_by_day {
         // Each article's date.
         let dates: BTreeMap<u32, Option<i32>> =
-            segs.iter().map(|s| (s.doc_id, s.doc_date)).collect();
+            super::dated::segment_articles(segs).into_iter().collect();
         candidates::top_articles_by_day(
             &ranks,
             &dates,

@@ -307,11 +307,7 @@ fn bring_back(
                 !k && matches!(d, Some(Dropped::Cohesion | Dropped::Size | Dropped::Core))
             })
             .collect();
-        let articles: Vec<(u32, Option<i32>)> = input
-            .segments
-            .iter()
-            .map(|s| (s.doc_id, s.doc_date))
-            .collect();
+        let articles = dated::segment_articles(input.segments);
         let back = dated::restore_dated(kept, &relative, &articles, members);
         tracing::debug!("candidates on their own days back (candidate, shared, p): {back:?}");
     }

@@ -154,31 +154,41 @@ pub(in crate::run) fn term_set(
     steps.stage("term set", 0);
     let texts: Vec<&str> = segs.iter().map(|s| s.text.as_str()).collect();
     let empty = HashMap::new();
-    let mut rows = rows.to_vec();
-    if job.terms.dated {
-        let articles: Vec<(u32, Option<i32>)> =
-            segs.iter().map(|s| (s.doc_id, s.doc_date)).collect();
-        let joined = crate::episodes::bursty::dated_terms(&rows, &texts, &articles);
-        tracing::debug!(
-            "{}: {} words written on days of their own join T: {}",
-            segs.first().map_or("", |s| s.key_event.as_str()),
-            joined.len(),
-            joined
-                .iter()
-                .map(|&(i, shared, mean, _)| format!("{} ({shared:.2} < {mean:.2})", rows[i].term))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        for (i, ..) in joined {
-            rows[i].salient = true;
-        }
-    }
+    let with_dated;
+    let rows = if job.terms.dated {
+        with_dated = dated_terms(segs, rows, &texts);
+        &with_dated
+    } else {
+        rows
+    };
     expand::build_term_set(
-        &rows,
+        rows,
         if job.terms.vectors { vectors } else { &empty },
         &job.terms.params(),
         &texts,
     )
+}
+
+/// `rows` with the words written on days of their own in T (`terms.dated`,
+/// [`crate::episodes::bursty`]); the debug log lists them.
+fn dated_terms(segs: &[Segment], rows: &[Term], texts: &[&str]) -> Vec<Term> {
+    let articles = crate::episodes::dated::segment_articles(segs);
+    let joined = crate::episodes::bursty::dated_terms(rows, texts, &articles);
+    tracing::debug!(
+        "{}: {} words written on days of their own join T: {}",
+        segs.first().map_or("", |s| s.key_event.as_str()),
+        joined.len(),
+        joined
+            .iter()
+            .map(|&(i, shared, mean, _)| format!("{} ({shared:.2} < {mean:.2})", rows[i].term))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut rows = rows.to_vec();
+    for (i, ..) in joined {
+        rows[i].salient = true;
+    }
+    rows
 }
 
 pub(in crate::run) type PrepareResult =
