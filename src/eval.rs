@@ -359,7 +359,8 @@ fn theme_means(scores: &[EventScore]) -> Vec<ThemeScore> {
 /// A folder written by `epimine run` is read only when it is committed: its `run.json` is there
 /// and every file it lists matches its sha256 (`crate::run_folder::commit::verify`). Tables written by
 /// other commands (no `run.json`, `job.toml` or checkpoints: `epimine baseline kmeans`) are read
-/// as they are.
+/// as they are; one that lacks the nullable id columns (`stable_id`, `status`: a peer's, as
+/// `../shared/peers/bertopic_run.py` writes it) is read with those columns null.
 pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report, EvalError> {
     if crate::run_folder::commit::verify(run).await? == crate::run_folder::commit::Verified::NotARun
     {
@@ -374,7 +375,8 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
     let segments: Vec<Segment> = crate::corpus::read_segments(corpus).await?;
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;
-    let assignments: Vec<Assignment> = run.read_table().await?;
+    // A peer's table (no run.json) may lack the nullable id columns (`stable_id`, `status`).
+    let assignments: Vec<Assignment> = run.read_table_filling().await?;
     let events: BTreeMap<String, Option<String>> = segments
         .iter()
         .map(|s| (s.key_event.clone(), s.theme.clone()))

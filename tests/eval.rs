@@ -334,6 +334,75 @@ fn cli_json_matches_the_hand_computed_figures() {
     assert!(table.contains("skipped e4: no gold episodes"), "{table}");
 }
 
+/// `c`'s assignments as a peer writes them (`../shared/peers/bertopic_run.py`): the columns of
+/// the `assignments` table less `drop`.
+fn write_peer_assignments(c: &Case, dir: &std::path::Path, drop: &[&str]) {
+    use epimine::tables::Table;
+    let batch = Assignment::to_batch(&c.assignments);
+    let keep: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| !drop.contains(&batch.schema().field(i).name().as_str()))
+        .collect();
+    let batch = batch.project(&keep).unwrap();
+    let file = std::fs::File::create(dir.join("assignments.parquet")).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+#[test]
+fn a_peers_assignments_without_the_id_columns_are_scored() {
+    // BERTopic's peer script writes the assignments' columns as they were before `stable_id`
+    // and `status`: eval reads those as nulls and scores the same figures; a column that is not
+    // nullable is still required, by name.
+    let c = main_case();
+    let corpus_dir = scratch();
+    block_on(async {
+        let corpus = Location::parse(s(corpus_dir.path()), false).unwrap();
+        corpus.write_table(&c.segments).await.unwrap();
+        corpus.write_table(&c.labels).await.unwrap();
+        corpus.write_table(&c.gold).await.unwrap();
+    });
+    let eval = |drop: &[&str]| {
+        let run_dir = scratch();
+        write_peer_assignments(&c, run_dir.path(), drop);
+        let args = [
+            "eval",
+            "--corpus",
+            s(corpus_dir.path()),
+            "--run",
+            s(run_dir.path()),
+            "--json",
+        ];
+        (epimine(&args), run_dir)
+    };
+    let (out, _dir) = eval(&["stable_id", "status"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e1 = &v["events"][0];
+    assert_eq!(
+        (e1["counted"].as_u64(), e1["hits"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert!(close(e1["k_f1"].as_f64().unwrap(), 2.0 / 3.0));
+    assert!(close(
+        v["themes"][0]["k_recall"].as_f64().unwrap(),
+        7.0 / 12.0
+    ));
+
+    let (out, dir) = eval(&["confidence"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let file = dir.path().join("assignments.parquet");
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&*file.to_string_lossy()) && err.contains("unexpected columns"),
+        "{err}"
+    );
+}
+
 #[test]
 fn example_dataset_scores_by_hand() {
     // The hand-written example dataset and run (scores computed by hand in src/demo.rs).

@@ -429,6 +429,71 @@ impl Location {
         })
     }
 
+    /// [`Self::read_table`] for a table another tool wrote: a *nullable* column of `T` that the
+    /// file lacks is read as nulls (a peer's `assignments`, written by
+    /// `../shared/peers/bertopic_run.py` before `stable_id` and `status` existed); every column
+    /// the file has must be `T`'s, in `T`'s order, as [`Self::read_table`] asks.
+    pub async fn read_table_filling<T: Table>(&self) -> Result<Vec<T>> {
+        let name = T::file_name();
+        let expected = T::schema();
+        let reader = self.open_parquet(&name).await?;
+        let location = reader.display.clone();
+        let pq = |source| StorageError::Parquet {
+            location: location.clone(),
+            source,
+        };
+        let builder =
+            ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
+                .await
+                .map_err(pq)?;
+        let found = Arc::clone(builder.schema());
+        // The columns the file has (those it lacks must be nullable, to be filled).
+        let present: Vec<bool> = expected
+            .fields()
+            .iter()
+            .map(|f| found.field_with_name(f.name()).is_ok() || !f.is_nullable())
+            .collect();
+        let kept = Arc::new(arrow_schema::Schema::new(
+            expected
+                .fields()
+                .iter()
+                .zip(&present)
+                .filter(|(_, &p)| p)
+                .map(|(f, _)| Arc::clone(f))
+                .collect::<Vec<_>>(),
+        ));
+        check_fields(&location, &found, &kept)?;
+        let stream = builder.build().map_err(pq)?;
+        let batches: Vec<RecordBatch> = stream.map(|b| b.map_err(pq)).try_collect().await?;
+        let filled: Vec<RecordBatch> = batches
+            .into_iter()
+            .map(|b| {
+                let mut columns = b.columns().iter();
+                let all = expected
+                    .fields()
+                    .iter()
+                    .zip(&present)
+                    .map(|(f, &p)| {
+                        if p {
+                            columns.next().map(Arc::clone)
+                        } else {
+                            Some(arrow_array::new_null_array(f.data_type(), b.num_rows()))
+                        }
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_default();
+                RecordBatch::try_new(Arc::clone(&expected), all).map_err(|e| StorageError::Schema {
+                    location: location.clone(),
+                    reason: e.to_string(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        T::from_batches(&filled).map_err(|source| StorageError::Table {
+            location: self.display_child(&name),
+            source,
+        })
+    }
+
     /// Opens the Parquet file `name` for range reads.
     pub async fn open_parquet(&self, name: &str) -> Result<ObjectReader> {
         let path = self.object(name);
