@@ -26,23 +26,15 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet
 fi
 bin=${BIN:-target/release/epimine}
-# PYTHON: one with pyarrow for the report (default: target/python-venv's, made by
-# scripts/python-tests.sh, else python3); checked before any run.
-python=${PYTHON:-}
-if [ -z "$python" ]; then
-    python=python3
-    [ -x target/python-venv/bin/python ] && python=target/python-venv/bin/python
-fi
-"$python" -c 'import pyarrow' 2>/dev/null || {
-    echo "perturbation-spread.sh: $python has no pyarrow (set PYTHON to one that has)" >&2
-    exit 2
-}
+# PYTHON: one with pyarrow for the report (scripts/pyarrow-python.sh says which); checked
+# before any run.
+python=$(scripts/pyarrow-python.sh perturbation-spread.sh)
 export RUST_LOG=${RUST_LOG:-warn}
 [ -d "$work/corpus" ] || "$bin" import "$shared/data/epimine" --out "$work/corpus" >/dev/null
 [ -f "$work/bg.parquet" ] || "$bin" background build "$shared/data/background/bbc-news-2225.txt" --out "$work/bg.parquet" >/dev/null
 models=${EPIMINE_MODELS:-$HOME/.cache/epimine/models}
 "$bin" models fetch >/dev/null
-[ -d "$work/minilm-int8" ] || python3 scripts/perturb_model.py "$models/all-MiniLM-L6-v2" "$work/minilm-int8" >/dev/null
+[ -d "$work/minilm-int8" ] || "$python" scripts/perturb_model.py "$models/all-MiniLM-L6-v2" "$work/minilm-int8" >/dev/null
 for seed in 1 2 3; do
     if [ ! -d "$work/drop$seed-corpus" ]; then
         python3 scripts/drop_articles.py "$shared/data/epimine" "$work/drop$seed-data" --share 0.03 --seed "$seed" >/dev/null

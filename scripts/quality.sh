@@ -28,6 +28,8 @@ cd "$(dirname "$0")/.."
 shared=${EPIMINE_SHARED:-../shared}
 work=${QUALITY_DIR:-target/quality}
 mkdir -p "$work"
+# PYTHON: one with pyarrow for the reports (scripts/pyarrow-python.sh says which); checked first.
+python=$(scripts/pyarrow-python.sh quality.sh)
 cargo build --release --quiet
 bin=target/release/epimine
 export RUST_LOG=${RUST_LOG:-warn}
@@ -55,7 +57,7 @@ if [ "${1:-}" = "--select" ]; then
         run "select-$name" "${cache_args[@]}" "${args[@]}"
         reports+=("$name=$work/select-$name.json")
     done <"$2"
-    python3 scripts/quality_report.py --corpus "$work/corpus" select "${reports[@]}"
+    "$python" scripts/quality_report.py --corpus "$work/corpus" select "${reports[@]}"
     exit 0
 fi
 
@@ -80,8 +82,8 @@ if [ "${QUALITY_BERTOPIC:-1}" = 1 ]; then
     done
     reports+=("BERTopic defaults, ${#seeded[@]} seeds=$(IFS=,; echo "${seeded[*]}")")
 fi
-python3 scripts/quality_report.py --corpus "$work/corpus" table "${reports[@]}"
-python3 - "$work" <<'PY'
+"$python" scripts/quality_report.py --corpus "$work/corpus" table "${reports[@]}"
+"$python" - "$work" <<'PY'
 import json, os, sys
 work = sys.argv[1]
 report = json.load(open(os.path.join(work, "run", "run.json")))
