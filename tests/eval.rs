@@ -119,6 +119,16 @@ const L0: Option<&str> = Some("0");
 const L1: Option<&str> = Some("1");
 const L2: Option<&str> = Some("2");
 
+/// `c`'s corpus tables (segments, labels, gold episodes) in `dir`.
+fn write_corpus(c: &Case, dir: &std::path::Path) {
+    block_on(async {
+        let corpus = Location::parse(s(dir), false).unwrap();
+        corpus.write_table(&c.segments).await.unwrap();
+        corpus.write_table(&c.labels).await.unwrap();
+        corpus.write_table(&c.gold).await.unwrap();
+    });
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
 }
@@ -268,11 +278,8 @@ fn unknown_segment_is_an_error_naming_the_row() {
 fn cli_json_matches_the_hand_computed_figures() {
     let c = main_case();
     let (corpus_dir, run_dir) = (scratch(), scratch());
+    write_corpus(&c, corpus_dir.path());
     block_on(async {
-        let corpus = Location::parse(s(corpus_dir.path()), false).unwrap();
-        corpus.write_table(&c.segments).await.unwrap();
-        corpus.write_table(&c.labels).await.unwrap();
-        corpus.write_table(&c.gold).await.unwrap();
         let run = Location::parse(s(run_dir.path()), false).unwrap();
         run.write_table(&c.assignments).await.unwrap();
     });
@@ -356,12 +363,7 @@ fn a_peers_assignments_without_the_id_columns_are_scored() {
     // nullable is still required, by name.
     let c = main_case();
     let corpus_dir = scratch();
-    block_on(async {
-        let corpus = Location::parse(s(corpus_dir.path()), false).unwrap();
-        corpus.write_table(&c.segments).await.unwrap();
-        corpus.write_table(&c.labels).await.unwrap();
-        corpus.write_table(&c.gold).await.unwrap();
-    });
+    write_corpus(&c, corpus_dir.path());
     let eval = |drop: &[&str]| {
         let run_dir = scratch();
         write_peer_assignments(&c, run_dir.path(), drop);

@@ -436,62 +436,45 @@ impl Location {
     pub async fn read_table_filling<T: Table>(&self) -> Result<Vec<T>> {
         let name = T::file_name();
         let expected = T::schema();
-        let reader = self.open_parquet(&name).await?;
-        let location = reader.display.clone();
-        let pq = |source| StorageError::Parquet {
-            location: location.clone(),
-            source,
-        };
-        let builder =
-            ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
-                .await
-                .map_err(pq)?;
-        let found = Arc::clone(builder.schema());
-        // The columns the file has (those it lacks must be nullable, to be filled).
-        let present: Vec<bool> = expected
-            .fields()
-            .iter()
-            .map(|f| found.field_with_name(f.name()).is_ok() || !f.is_nullable())
-            .collect();
-        let kept = Arc::new(arrow_schema::Schema::new(
-            expected
-                .fields()
-                .iter()
-                .zip(&present)
-                .filter(|(_, &p)| p)
-                .map(|(f, _)| Arc::clone(f))
-                .collect::<Vec<_>>(),
-        ));
-        check_fields(&location, &found, &kept)?;
-        let stream = builder.build().map_err(pq)?;
-        let batches: Vec<RecordBatch> = stream.map(|b| b.map_err(pq)).try_collect().await?;
+        // Whether each of `T`'s columns is read from the file (those it lacks must be nullable).
+        let mut present = Vec::new();
+        let batches = self
+            .read_batches(&name, None, |found| {
+                present = expected
+                    .fields()
+                    .iter()
+                    .map(|f| found.field_with_name(f.name()).is_ok() || !f.is_nullable())
+                    .collect();
+                let read = expected.fields().iter().zip(&present).filter(|(_, &p)| p);
+                Arc::new(arrow_schema::Schema::new(
+                    read.map(|(f, _)| Arc::clone(f)).collect::<Vec<_>>(),
+                ))
+            })
+            .await?;
+        let location = self.display_child(&name);
         let filled: Vec<RecordBatch> = batches
             .into_iter()
             .map(|b| {
-                let mut columns = b.columns().iter();
-                let all = expected
+                let mut columns = b.columns().iter().cloned();
+                let all: Vec<_> = expected
                     .fields()
                     .iter()
                     .zip(&present)
-                    .map(|(f, &p)| {
+                    .filter_map(|(f, &p)| {
                         if p {
-                            columns.next().map(Arc::clone)
+                            columns.next()
                         } else {
                             Some(arrow_array::new_null_array(f.data_type(), b.num_rows()))
                         }
                     })
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_default();
+                    .collect();
                 RecordBatch::try_new(Arc::clone(&expected), all).map_err(|e| StorageError::Schema {
                     location: location.clone(),
                     reason: e.to_string(),
                 })
             })
             .collect::<Result<_>>()?;
-        T::from_batches(&filled).map_err(|source| StorageError::Table {
-            location: self.display_child(&name),
-            source,
-        })
+        T::from_batches(&filled).map_err(|source| StorageError::Table { location, source })
     }
 
     /// Opens the Parquet file `name` for range reads.
@@ -558,6 +541,19 @@ impl Location {
         expected: &SchemaRef,
         row_groups: Option<Vec<usize>>,
     ) -> Result<Vec<RecordBatch>> {
+        self.read_batches(name, row_groups, |_| Arc::clone(expected))
+            .await
+    }
+
+    /// The given row groups of the Parquet file `name` (all when `None`), after checking that its
+    /// columns are exactly those of the schema `expected` makes of the file's own (from its
+    /// footer); the batches carry that schema.
+    async fn read_batches(
+        &self,
+        name: &str,
+        row_groups: Option<Vec<usize>>,
+        expected: impl FnOnce(&SchemaRef) -> SchemaRef,
+    ) -> Result<Vec<RecordBatch>> {
         let reader = self.open_parquet(name).await?;
         let location = reader.display.clone();
         let pq = |source| StorageError::Parquet {
@@ -568,7 +564,8 @@ impl Location {
             ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
                 .await
                 .map_err(pq)?;
-        check_fields(&location, builder.schema(), expected)?;
+        let expected = expected(builder.schema());
+        check_fields(&location, builder.schema(), &expected)?;
         if let Some(groups) = row_groups {
             builder = builder.with_row_groups(groups);
         }
@@ -577,7 +574,7 @@ impl Location {
         batches
             .into_iter()
             .map(|b| {
-                RecordBatch::try_new(Arc::clone(expected), b.columns().to_vec()).map_err(|e| {
+                RecordBatch::try_new(Arc::clone(&expected), b.columns().to_vec()).map_err(|e| {
                     StorageError::Schema {
                         location: location.clone(),
                         reason: e.to_string(),
