@@ -129,6 +129,17 @@ fn write_corpus(c: &Case, dir: &std::path::Path) {
     });
 }
 
+/// `epimine eval --corpus CORPUS --run RUN` and `extra`'s arguments.
+fn eval_args<'a>(
+    corpus: &'a std::path::Path,
+    run: &'a std::path::Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["eval", "--corpus", s(corpus), "--run", s(run)];
+    args.extend_from_slice(extra);
+    args
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
 }
@@ -283,14 +294,7 @@ fn cli_json_matches_the_hand_computed_figures() {
         let run = Location::parse(s(run_dir.path()), false).unwrap();
         run.write_table(&c.assignments).await.unwrap();
     });
-    let out = epimine_ok(&[
-        "eval",
-        "--corpus",
-        s(corpus_dir.path()),
-        "--run",
-        s(run_dir.path()),
-        "--json",
-    ]);
+    let out = epimine_ok(&eval_args(corpus_dir.path(), run_dir.path(), &["--json"]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["k"], 5);
     let e1 = &v["events"][0];
@@ -327,15 +331,7 @@ fn cli_json_matches_the_hand_computed_figures() {
     assert!(close(t1["k_recall"].as_f64().unwrap(), 7.0 / 12.0));
 
     // The plain table shows the same figures ×100.
-    let table = epimine_ok(&[
-        "eval",
-        "--corpus",
-        s(corpus_dir.path()),
-        "--run",
-        s(run_dir.path()),
-        "-k",
-        "5",
-    ]);
+    let table = epimine_ok(&eval_args(corpus_dir.path(), run_dir.path(), &["-k", "5"]));
     let line = table.lines().find(|l| l.contains(" e1 ")).unwrap();
     assert!(line.contains("66.67"), "{table}");
     assert!(table.contains("skipped e4: no gold episodes"), "{table}");
@@ -367,15 +363,8 @@ fn a_peers_assignments_without_the_id_columns_are_scored() {
     let eval = |drop: &[&str]| {
         let run_dir = scratch();
         write_peer_assignments(&c, run_dir.path(), drop);
-        let args = [
-            "eval",
-            "--corpus",
-            s(corpus_dir.path()),
-            "--run",
-            s(run_dir.path()),
-            "--json",
-        ];
-        (epimine(&args), run_dir)
+        let out = epimine(&eval_args(corpus_dir.path(), run_dir.path(), &["--json"]));
+        (out, run_dir)
     };
     let (out, _dir) = eval(&["stable_id", "status"]);
     assert!(
@@ -423,7 +412,7 @@ fn example_dataset_scores_by_hand() {
         r.write_table(&assignments).await.unwrap();
     });
     epimine_ok(&["import", s(&dataset), "--out", s(&corpus)]);
-    let stdout = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&run)]);
+    let stdout = epimine_ok(&eval_args(&corpus, &run, &[]));
     let flood = stdout
         .lines()
         .any(|l| l.contains("example_river_flood") && l.contains("80.00"));
@@ -499,13 +488,7 @@ fn labels_of_another_import_are_refused_not_scored() {
         let run = Location::parse(s(run_dir.path()), false).unwrap();
         run.write_table(&c.assignments).await.unwrap();
     });
-    let o = epimine(&[
-        "eval",
-        "--corpus",
-        s(corpus_dir.path()),
-        "--run",
-        s(run_dir.path()),
-    ]);
+    let o = epimine(&eval_args(corpus_dir.path(), run_dir.path(), &[]));
     assert_eq!(o.status.code(), Some(1));
     let msg = String::from_utf8_lossy(&o.stderr);
     let n = stale.len();
