@@ -124,13 +124,14 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         .expect("the job file in the ConfigMap");
     let settings = epimine::job::Job::from_toml(text, "configmap.yaml").unwrap();
     settings.validate().unwrap();
-    // The CronJob that follows stories runs jobs/follow.toml's rules (the dates read).
+    // The CronJob that follows stories runs jobs/follow.toml's rules (the dates read, the
+    // novelty view).
     let follow = m["ConfigMap/epimine-follow-job"]["data"]["job.toml"]
         .as_str()
         .expect("the follow CronJob's job file");
     let follow = epimine::job::Job::from_toml(follow, "follow-cronjob.yaml").unwrap();
     follow.validate().unwrap();
-    assert!(follow.terms.dated && follow.episodes.dated);
+    assert!(follow.terms.dated && follow.episodes.dated && follow.episodes.novelty);
 
     // The layout a pod resolves: the count is the Job's completions, the peers resolve
     // through the Service, every pod listens on the port the Service and container name.

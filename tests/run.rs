@@ -610,9 +610,9 @@ fn the_documented_example_job_is_valid() {
     assert!(job.llm.enabled());
     assert_eq!((job.llm.concurrency, job.llm.context_tokens), (1, 8192));
     assert!(job.llm.timeout >= 600.0 && job.llm.structured);
-    // The job the README's cron line follows a story with: the two date rules on, every other
-    // episode rule the default's (the Kubernetes CronJob's ConfigMap says the same:
-    // tests/recipes.rs).
+    // The job the README's cron line follows a story with: the two date rules and the novelty
+    // view on, every other episode rule the default's (the Kubernetes CronJob's ConfigMap says
+    // the same: tests/recipes.rs).
     let follow = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("jobs/follow.toml");
     let job = epimine::job::Job::from_file(&follow).unwrap();
     job.validate().unwrap();
@@ -621,6 +621,7 @@ fn the_documented_example_job_is_valid() {
         job.episodes,
         epimine::episodes::EpisodeParams {
             dated: true,
+            novelty: true,
             ..epimine::episodes::EpisodeParams::default()
         }
     );

@@ -210,6 +210,14 @@ class Run(_Folder):
         return self.table("lineage")
 
     @property
+    def developments(self) -> Table:
+        """What happened in this run (``developments.parquet``): each episode that is new,
+        grown with articles that arrived since the previous run, split, merged or ended, with
+        ``today_articles`` (its articles that arrived since), its title and the ids it came
+        from; on a first run every episode is new."""
+        return self.table("developments")
+
+    @property
     def fragments(self) -> Table:
         """The fragments of each key event (§3)."""
         return self.table("fragments")

@@ -50,5 +50,10 @@ def test_appending_a_table_keeps_the_untouched_events_ids(tmp_path: pathlib.Path
         statuses = set(lineage.filter(pc.equal(lineage.column("key_event"), event))
                        .column("status").to_pylist())
         assert statuses == {"continued"}, (event, statuses)
+    # Today's developments: only the changed event can have any, and run.json lists the same.
+    developments = pa.table(second.developments)
+    assert set(developments.column("key_event").to_pylist()) <= {changed}
+    assert developments.num_rows == len(second.manifest["history"]["developments"])
+    assert pa.table(first.developments).num_rows == first_lineage.num_rows
     history = sorted(p.name for p in (out / "history").iterdir())
     assert len(history) == 2, history

@@ -56,9 +56,10 @@ def test_articles_from_each_library_give_the_same_corpus_and_episodes(detected, 
 
 def test_the_run_tables_reach_every_library_and_join(detected):
     run = detected["polars"]
-    # lineage: the run's place in the history of its out (its time is when it committed).
-    assert run.tables == sorted(OUTPUTS + ["lineage"])
-    for name in OUTPUTS + ["lineage"]:
+    # lineage: the run's place in the history of its out (its time is when it committed);
+    # developments: what happened in it (on a first run, every episode is new).
+    assert run.tables == sorted(OUTPUTS + ["lineage", "developments"])
+    for name in OUTPUTS + ["lineage", "developments"]:
         table = run.table(name)
         assert len(table) > 0, name
         # The stream can be taken any number of times, by any reader.

@@ -23,6 +23,7 @@ pub mod expand;
 pub mod floor;
 pub mod join;
 pub mod names;
+pub mod novelty;
 pub mod params;
 pub mod partition;
 pub mod phases;

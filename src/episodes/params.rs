@@ -118,6 +118,16 @@ pub struct EpisodeParams {
     /// are still there does not end today. No effect on a first run. Off by default: it cost
     /// the development set replayed as a stream 4.3 points (docs/quality.md).
     pub carry: bool,
+    /// Following an `--out` (issue 63): the articles that arrived since the previous run are
+    /// judged on their own ([`super::novelty`]): their segments that no kept episode matches
+    /// (as close to it as its own members are) are grouped among themselves, and a group as
+    /// tight as the loosest kept episode, from at least `novelty_min_articles` of them, becomes
+    /// an episode of its own (`source = "novelty"`). No effect on a first run or a new event.
+    /// On in `jobs/follow.toml`; off by default, so that a default run into a followed `--out`
+    /// gives the fresh run's tables.
+    pub novelty: bool,
+    /// The fewest of today's articles that make an episode of the novelty view.
+    pub novelty_min_articles: usize,
 }
 
 /// Which episodes `max_episodes` keeps.
@@ -192,6 +202,8 @@ impl Default for EpisodeParams {
             dated: false,
             join: super::join::JoinRule::None,
             carry: false,
+            novelty: false,
+            novelty_min_articles: 5,
         }
     }
 }

@@ -262,7 +262,7 @@ impl Prepared {
 
     /// The keywords of each of `groups` (segment indices): the terms that set it apart from
     /// the event's other segments, boilerplate left out ([`names`]), `n` each.
-    pub(super) fn keywords(&self, groups: &[Vec<usize>], n: usize) -> Vec<Vec<String>> {
+    pub fn keywords(&self, groups: &[Vec<usize>], n: usize) -> Vec<Vec<String>> {
         let synonyms: Vec<u32> = self.space.terms.iter().map(|t| t.group).collect();
         names::distinctive_terms(groups, &self.seg_terms, &self.boilerplate, &synonyms, n)
             .into_iter()

@@ -21,8 +21,9 @@
 //! 4. The new episodes left are `new` (the next free ids, in `episode_id` order); the previous
 //!    ones left `ended`. An id is never given again: ended and merged ids stay in the state.
 //! 5. **Arrivals.** With the event's articles at the previous run known (`_identity/`), each
-//!    episode's `new_articles` are its articles that arrived since, and a new id none of whose
-//!    articles arrived is `found` (told by articles that were already there), not `new`.
+//!    episode's `new_articles` are its articles that arrived since, and a new id fewer than half
+//!    of whose articles arrived is `found` (told mostly by articles that were already there:
+//!    old articles reshuffled), not `new` (issue 63).
 //!
 //! With no change to an event, every episode keeps its id (each is linked to itself with every
 //! segment shared), so a re-run with no new articles changes no id. An event that failed in
@@ -109,8 +110,8 @@ pub fn match_event(
 }
 
 /// With the articles that arrived since the previous run known: each row's `new_articles` (its
-/// articles among them) and `joined_articles` (the others it took in), and a new id holding none
-/// of them is `found`, not `new`.
+/// articles among them) and `joined_articles` (the others it took in), and a new id fewer than
+/// half of whose articles are among them is `found`, not `new`.
 fn mark_arrivals(rows: &mut [Lineage], state: &[EpisodeState], arrived: &BTreeSet<u64>) {
     for r in rows.iter_mut().filter(|r| r.episode_id.is_some()) {
         let Some(s) = state.iter().find(|s| s.stable_id == r.stable_id) else {
@@ -125,7 +126,9 @@ fn mark_arrivals(rows: &mut [Lineage], state: &[EpisodeState], arrived: &BTreeSe
         // were held by none.
         r.joined_articles = r.joined_articles.saturating_sub(new);
         r.new_articles = Some(new);
-        if r.status == "new" && new == 0 && r.previous_run.is_some() {
+        // `new` only for an episode most of whose articles arrived since (issue 63): one made
+        // mostly of articles that were already there is found now, not news now.
+        if r.status == "new" && 2 * new < s.article_keys.len() as u32 && r.previous_run.is_some() {
             r.status = "found".into();
         }
     }
@@ -644,8 +647,17 @@ mod tests {
             found(2, &range(70, 80), &[0.6, 0.8]),
             // A new id in article 9, which arrived: new.
             found(3, &range(90, 100), &[-0.6, 0.8]),
+            // A new id in articles 4, 5 (there before) and 10 (arrived): old articles
+            // regrouped with one of today's, mostly old: found, not new (issue 63).
+            found(
+                4,
+                &[range(45, 50), range(55, 60), range(100, 110)].concat(),
+                &[-0.8, -0.6],
+            ),
+            // A new id in articles 6 (there before), 11 and 12 (arrived): mostly today's: new.
+            found(5, &[range(60, 62), range(110, 130)].concat(), &[0.8, -0.6]),
         ];
-        let arrived: BTreeSet<u64> = [8, 9].into();
+        let arrived: BTreeSet<u64> = [8, 9, 10, 11, 12].into();
         let m = match_event(&STAMP, "e", prev, Some(now), Some(&arrived));
         let got: Vec<(u32, String, Option<u32>, u32)> = m
             .lineage
@@ -666,6 +678,8 @@ mod tests {
                 (1, "continued".into(), Some(0), 0),
                 (2, "found".into(), Some(0), 1),
                 (3, "new".into(), Some(1), 0),
+                (4, "found".into(), Some(1), 2),
+                (5, "new".into(), Some(2), 1),
             ]
         );
         // At a first run every article arrived: every episode is new.

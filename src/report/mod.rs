@@ -104,7 +104,21 @@ pub async fn render(
     };
     check_corpus(&inputs, &assignments)?;
     let views = event_views(&inputs, &episodes, options);
-    let html = page(run.display(), corpus.display(), &manifest, &views, options);
+    // What happened in the run, first on the page: on a run that followed another only.
+    let developments: Vec<crate::tables::Development> =
+        if lineage.iter().any(|l| l.previous_run.is_some()) {
+            crate::tables::Development::of(&lineage)
+        } else {
+            Vec::new()
+        };
+    let html = page(
+        run.display(),
+        corpus.display(),
+        &manifest,
+        &views,
+        &developments,
+        options,
+    );
     let shown = episodes.iter().filter(|e| e.trial == options.trial).count();
     Ok((html, manifest.events.len(), shown))
 }

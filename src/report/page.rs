@@ -72,6 +72,7 @@ pub(super) fn page(
     corpus_name: &str,
     manifest: &Manifest,
     views: &[EventView],
+    developments: &[crate::tables::Development],
     options: &ReportOptions,
 ) -> String {
     let mut out = String::with_capacity(64 * 1024);
@@ -123,12 +124,72 @@ pub(super) fn page(
         let _ = write!(out, "<option value=\"{k}\">{k}</option>");
     }
     out.push_str("</select></label> <span id=\"shown\" class=\"muted\"></span></form>\n");
+    developments_section(&mut out, views, developments, options.trial);
     index(&mut out, views);
     for (i, v) in views.iter().enumerate() {
         event_section(&mut out, i, v, options);
     }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
+}
+
+/// What happened since the previous run (issue 63), first on the page: each episode of the
+/// shown trial that is new, grown with articles that arrived since, split, merged or ended,
+/// linked to its card, with how many of its articles arrived since. Nothing on a first run.
+fn developments_section(
+    out: &mut String,
+    views: &[EventView],
+    developments: &[crate::tables::Development],
+    trial: u32,
+) {
+    let shown: Vec<&crate::tables::Development> =
+        developments.iter().filter(|d| d.trial == trial).collect();
+    let Some(first) = shown.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<section id=\"developments\"><h2>What happened in run {} ({} development{})</h2><ul>",
+        first.run,
+        shown.len(),
+        if shown.len() == 1 { "" } else { "s" }
+    );
+    for d in shown {
+        let event = views.iter().position(|v| v.line.key_event == d.key_event);
+        let what = match (d.status.as_str(), d.today_articles) {
+            ("merged", _) => format!(
+                "merged into #{}",
+                d.into_id.map_or("?".into(), |i| i.to_string())
+            ),
+            ("ended", _) => "ended".to_string(),
+            (status, Some(t)) => format!(
+                "{status}: {t} of its {} articles arrived since",
+                d.n_articles
+            ),
+            (status, None) => format!("{status}: {} articles", d.n_articles),
+        };
+        let name = format!(
+            "{} · #{} {}",
+            escape(&d.key_event),
+            d.stable_id,
+            escape(&d.title)
+        );
+        let _ = match (event, d.episode_id) {
+            (Some(i), Some(id)) => writeln!(
+                out,
+                "<li class=\"development {}\"><a href=\"#ev-{i}-e{id}\">{name}</a> — {}</li>",
+                escape(&d.status),
+                escape(&what)
+            ),
+            _ => writeln!(
+                out,
+                "<li class=\"development {}\">{name} — {}</li>",
+                escape(&d.status),
+                escape(&what)
+            ),
+        };
+    }
+    out.push_str("</ul></section>\n");
 }
 
 /// The index: one row per event.
@@ -258,7 +319,7 @@ fn change_mark(e: &EpisodeView) -> String {
     let text = match c.status.as_str() {
         "new" if c.previous_run.is_none() => return String::new(),
         "new" => format!("new{since}"),
-        "found" => format!("found{since} in articles already there"),
+        "found" => format!("found{since}, mostly in articles already there"),
         "grown" => format!(
             "grew{since}: +{} segments{}",
             c.new_segments,

@@ -277,7 +277,7 @@ fn distributed(
     terms_only: bool,
     out: Option<Location>,
     fresh: bool,
-    carried: BTreeMap<String, Vec<Vec<u64>>>,
+    followed: events::shared::Followed,
     cluster: &Cluster,
     interrupt: &Interrupt,
 ) -> Result<Option<Distributed>, RunError> {
@@ -329,7 +329,8 @@ fn distributed(
         progress: events::stage_progress::StageProgress::new(cluster),
         pool,
         interrupt: interrupt.clone(),
-        carried,
+        carried: followed.carried,
+        previous_articles: followed.articles,
     });
     let worker_shared = Arc::clone(&shared);
     let results = crate::topology::execute_with_side_lines(
@@ -405,11 +406,20 @@ pub fn run_interruptible(
         out.display(),
         runtime.block_on(out.exists(commit::MANIFEST))?,
     );
-    // Every process: the previous run's episodes its events may carry on (`episodes.carry`).
-    let carried = if job.episodes.carry {
-        runtime.block_on(history::carried(&out))?
-    } else {
-        BTreeMap::new()
+    // Every process: the previous run's episodes its events may carry on (`episodes.carry`)
+    // and its articles, so that the novelty view tells those that arrived since
+    // (`episodes.novelty`).
+    let followed = events::shared::Followed {
+        carried: if job.episodes.carry || job.episodes.novelty {
+            runtime.block_on(history::carried(&out))?
+        } else {
+            BTreeMap::new()
+        },
+        articles: if job.episodes.novelty {
+            runtime.block_on(history::previous_articles(&out))?
+        } else {
+            BTreeMap::new()
+        },
     };
     let Some(done) = distributed(
         job,
@@ -417,7 +427,7 @@ pub fn run_interruptible(
         false,
         Some(out.clone()),
         options.fresh,
-        carried,
+        followed,
         &cluster,
         interrupt,
     )?
@@ -533,7 +543,7 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         true,
         None,
         false,
-        BTreeMap::new(),
+        events::shared::Followed::default(),
         &cluster,
         &Interrupt::new(),
     )?

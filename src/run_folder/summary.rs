@@ -23,7 +23,7 @@ pub fn summary(report: &RunReport, out: &str) -> String {
     let reused = report.checkpoints.reused;
     let episodes: usize = report.events.iter().map(|e| e.counts.episodes).sum();
     push(s, format!(
-        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,left_out,fragments,terms,pairs,lineage}}.parquet, job.toml, run.json",
+        "{ok} of {} events done ({reused} reused from their checkpoints), {episodes} episodes; wrote {}/{{episodes,assignments,episode_articles,left_out,fragments,terms,pairs,lineage,developments}}.parquet, job.toml, run.json",
         report.events.len(),
         out
     ));
@@ -53,6 +53,9 @@ pub fn summary(report: &RunReport, out: &str) -> String {
                 h.file
             ),
         );
+        if h.previous_run.is_some() {
+            developments(s, h, out);
+        }
         // An episode that ended is said, not left to vanish (issue 46 item 5).
         const ENDED_LISTED: usize = 10;
         for e in h.ended.iter().take(ENDED_LISTED) {
@@ -106,6 +109,56 @@ pub fn summary(report: &RunReport, out: &str) -> String {
         out = out.trim_end_matches('/')
     ));
     text
+}
+
+/// Developments listed one a line in the summary, at most (all of them are in `run.json` and
+/// `developments.parquet`).
+const DEVELOPMENTS_LISTED: usize = 20;
+
+/// What happened since the previous run (issue 63): the new, grown, split episodes with their
+/// articles of today, one a line (ended and merged ones follow as before).
+fn developments(s: &mut String, h: &crate::run_folder::history::HistoryReport, out: &str) {
+    let live: Vec<&crate::tables::Development> = h
+        .developments
+        .iter()
+        .filter(|d| d.episode_id.is_some())
+        .collect();
+    let today: u32 = live.iter().filter_map(|d| d.today_articles).sum();
+    push(
+        s,
+        format!(
+            "today: {} development(s) since run {} ({today} of their articles arrived since); see {}/developments.parquet",
+            live.len(),
+            h.previous_run.unwrap_or(0),
+            out.trim_end_matches('/')
+        ),
+    );
+    for d in live.iter().take(DEVELOPMENTS_LISTED) {
+        let articles = match d.today_articles {
+            Some(t) => format!("{t} of {} articles arrived since", d.n_articles),
+            None => format!("{} articles", d.n_articles),
+        };
+        let from = match (d.status.as_str(), d.from_ids.first()) {
+            ("split", Some(f)) => format!(", split off #{f}"),
+            _ => String::new(),
+        };
+        push(
+            s,
+            format!(
+                "  {}: {} #{} \"{}\" ({articles}{from})",
+                d.status, d.key_event, d.stable_id, d.title
+            ),
+        );
+    }
+    if live.len() > DEVELOPMENTS_LISTED {
+        push(
+            s,
+            format!(
+                "  … and {} more (developments.parquet)",
+                live.len() - DEVELOPMENTS_LISTED
+            ),
+        );
+    }
 }
 
 /// Events listed one a line in the summary, at most (all of them are in `run.json`).

@@ -28,9 +28,9 @@ table! {
         /// Its `episode_id` in this run's `episodes` and `assignments`; null when it ended or
         /// merged into another.
         pub episode_id: Option<u32> => U32Opt,
-        /// `new` (a new id, holding articles that arrived since the previous run), `found` (a
-        /// new id, but every article of it was there at the previous run: found now, not news
-        /// now), `continued` (its id kept, as many segments as before), `grown` / `shrunk` (its
+        /// `new` (a new id, at least half of whose articles arrived since the previous run),
+        /// `found` (a new id, but most of its articles were there at the previous run: found
+        /// now, not news now), `continued` (its id kept, as many segments as before), `grown` / `shrunk` (its
         /// id kept, more / fewer segments than before), `split` (a new id, split off
         /// `from_ids`), `merged` (it went into `into_id`) or `ended`.
         pub status: String => Utf8,
@@ -58,6 +58,87 @@ table! {
         pub joined_articles: u32 => U32,
         /// The previous run's segments of this id that it no longer holds.
         pub lost_segments: u32 => U32,
+    }
+}
+
+table! {
+    /// One row of `developments` (issue 63): what happened in this run, one row an episode that
+    /// is `new`, `grown` with articles that arrived since the previous run, `split`, `merged`
+    /// or `ended` in it (`lineage`'s rows of those, with how many of today's articles each
+    /// holds). Rows by key event, trial, then status in that order, most of today's articles
+    /// first, then stable id.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Development in "developments" {
+        /// The run's number in this `--out`.
+        pub run: u32 => U32,
+        /// When the run committed (or `--run-time`), UTC.
+        pub run_time: i64 => TimestampMs,
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The estimation trial.
+        pub trial: u32 => U32,
+        /// The episode's id across runs.
+        pub stable_id: u32 => U32,
+        /// Its `episode_id` in this run's tables; null when it ended or merged.
+        pub episode_id: Option<u32> => U32Opt,
+        /// `new`, `grown`, `split`, `merged` or `ended` (as in `lineage`).
+        pub status: String => Utf8,
+        /// Its title (the previous run's for `merged` and `ended`).
+        pub title: String => Utf8,
+        /// Its articles that arrived since the previous run; null when not known.
+        pub today_articles: Option<u32> => U32Opt,
+        /// Its distinct articles in this run (0 when it ended or merged).
+        pub n_articles: u32 => U32,
+        /// Its assigned segments in this run (0 when it ended or merged).
+        pub n_segments: u32 => U32,
+        /// The previous run's episodes it comes from (its own id first when it kept it).
+        pub from_ids: Vec<u32> => U32List,
+        /// `merged`: the episode it went into.
+        pub into_id: Option<u32> => U32Opt,
+    }
+}
+
+/// The order of the statuses in `developments`.
+const DEVELOPMENTS: [&str; 5] = ["new", "grown", "split", "merged", "ended"];
+
+impl Development {
+    /// The developments among one event's `lineage` rows, in the table's order: `grown` only
+    /// with articles that arrived since the previous run (or where that is not known).
+    pub fn of(rows: &[Lineage]) -> Vec<Development> {
+        let mut out: Vec<(usize, Development)> = rows
+            .iter()
+            .filter_map(|r| {
+                let order = DEVELOPMENTS.iter().position(|s| *s == r.status)?;
+                if r.status == "grown" && r.new_articles == Some(0) {
+                    return None;
+                }
+                Some((
+                    order,
+                    Development {
+                        run: r.run,
+                        run_time: r.run_time,
+                        key_event: r.key_event.clone(),
+                        trial: r.trial,
+                        stable_id: r.stable_id,
+                        episode_id: r.episode_id,
+                        status: r.status.clone(),
+                        title: r.title.clone(),
+                        today_articles: r.new_articles,
+                        n_articles: r.n_articles,
+                        n_segments: r.n_segments,
+                        from_ids: r.from_ids.clone(),
+                        into_id: r.into_id,
+                    },
+                ))
+            })
+            .collect();
+        out.sort_by(|(oa, a), (ob, b)| {
+            (&a.key_event, a.trial, oa)
+                .cmp(&(&b.key_event, b.trial, ob))
+                .then(b.today_articles.cmp(&a.today_articles))
+                .then(a.stable_id.cmp(&b.stable_id))
+        });
+        out.into_iter().map(|(_, d)| d).collect()
     }
 }
 

@@ -34,7 +34,7 @@ pub use inputs::{
     gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
     Rejected, Segment,
 };
-pub use lineage::{lineage_schema, EpisodeKeys, EpisodeState, EventArticles, Lineage};
+pub use lineage::{lineage_schema, Development, EpisodeKeys, EpisodeState, EventArticles, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
 use table::{batch, column, no_nulls, primitives, string_array, strings, u32_array};
 pub use table::{Table, TableError};
@@ -179,6 +179,7 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (Rejected::NAME, Rejected::schema()),
         (Boilerplate::NAME, Boilerplate::schema()),
         (Lineage::NAME, Lineage::schema()),
+        (Development::NAME, Development::schema()),
         (EpisodeKeys::NAME, EpisodeKeys::schema()),
         (EpisodeState::NAME, EpisodeState::schema()),
         (EventArticles::NAME, EventArticles::schema()),

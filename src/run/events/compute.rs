@@ -58,7 +58,19 @@ pub(in crate::run) fn compute_event(
         .carried
         .get(&report.status.key_event)
         .map_or(&[][..], Vec::as_slice);
-    match prepare_event(job, segs, terms, encoded, steps, previous) {
+    let previous_articles = shared
+        .previous_articles
+        .get(&report.status.key_event)
+        .map(Vec::as_slice);
+    match prepare_event(
+        job,
+        segs,
+        terms,
+        encoded,
+        steps,
+        previous,
+        previous_articles,
+    ) {
         Ok((p, set)) => {
             report.outputs.terms = set.rows;
             report.outputs.pairs = set.pairs;
@@ -85,23 +97,7 @@ pub(in crate::run) fn compute_event(
                     ),
                 );
             } else {
-                let found = episodes::episodes_without_llm(
-                    &p.input(),
-                    &p.prepared,
-                    &job.episodes,
-                    0,
-                    steps,
-                );
-                report.status.counts.kept_clusters = found.candidates;
-                report.status.counts.left_out = episodes::left_out_counts(&found.left_out, 0);
-                report.outputs.left_out = found.left_out;
-                let (eps, asg) = (found.episodes, found.assignments);
-                finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
-                report.outputs.episode_keys =
-                    crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
-                report.outputs.episodes = eps;
-                report.outputs.assignments = asg;
-                report.outputs.describe(&p.segments, &mut report.status);
+                without_llm(job, &p, report, steps);
             }
         }
         Err((e, set)) => {
@@ -110,6 +106,32 @@ pub(in crate::run) fn compute_event(
             set_failed(&mut report.status, e);
         }
     }
+}
+
+/// §5 without an LLM and §6 for one prepared event (then the novelty view when the run follows
+/// an `--out` with `episodes.novelty`): its rows and counts into `report`.
+fn without_llm(job: &Job, p: &Pending, report: &mut EventReport, steps: &Steps) {
+    let mut found =
+        episodes::episodes_without_llm(&p.input(), &p.prepared, &job.episodes, 0, steps);
+    p.novelty(
+        &job.episodes,
+        0,
+        episodes::novelty::Rows {
+            episodes: &mut found.episodes,
+            assignments: &mut found.assignments,
+            left_out: &mut found.left_out,
+        },
+    );
+    report.status.counts.kept_clusters = found.candidates;
+    report.status.counts.left_out = episodes::left_out_counts(&found.left_out, 0);
+    report.outputs.left_out = found.left_out;
+    let (eps, asg) = (found.episodes, found.assignments);
+    finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
+    report.outputs.episode_keys =
+        crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
+    report.outputs.episodes = eps;
+    report.outputs.assignments = asg;
+    report.outputs.describe(&p.segments, &mut report.status);
 }
 
 /// The episodes, their phases and the assigned segments of an event, summed over trials; no
@@ -195,7 +217,9 @@ pub(in crate::run) type PrepareResult =
     Result<(Pending, expand::TermSet), (String, expand::TermSet)>;
 
 /// One event's coordinator stages up to the kept candidate clusters (§1 expansion, §3–§4).
-/// `previous`: the previous run's episodes of the event as segment keys (`episodes.carry`).
+/// `previous`: the previous run's episodes of the event as segment keys (`episodes.carry`,
+/// `episodes.novelty`); `previous_articles`: its article keys at the previous run, ascending
+/// (`None`: a first run, or an event the previous run did not have).
 pub(in crate::run) fn prepare_event(
     job: &Job,
     segs: Vec<Segment>,
@@ -203,6 +227,7 @@ pub(in crate::run) fn prepare_event(
     (embeddings, vectors): Encoded,
     steps: &Steps,
     previous: &[Vec<u64>],
+    previous_articles: Option<&[u64]>,
 ) -> PrepareResult {
     let set = term_set(job, &segs, &rows, &vectors, steps);
     let input = EventInput {
@@ -225,6 +250,9 @@ pub(in crate::run) fn prepare_event(
                 } else {
                     Vec::new()
                 },
+                followed: previous_articles
+                    .filter(|_| job.episodes.novelty)
+                    .map(|articles| super::pending::Followed::of(&segs, articles, previous)),
                 segments: segs,
                 embeddings,
                 prepared,

@@ -356,10 +356,19 @@ fn classify_answers(
             continue;
         };
         let steps = crate::progress::steps::Steps::new(&event, None);
-        let classified = ctx
+        let mut classified = ctx
             .shared
             .pool
             .install(|| classify_with_llm(job, encoder.sentence(), &event, &p, answers_of, &steps));
+        p.novelty(
+            &job.episodes,
+            0,
+            episodes::novelty::Rows {
+                episodes: &mut classified.episodes,
+                assignments: &mut classified.assignments,
+                left_out: &mut classified.left_out,
+            },
+        );
         let (eps, asg) = (classified.episodes, classified.assignments);
         finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
         // The counts are trial 0's (the one the summaries show).

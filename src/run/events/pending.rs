@@ -13,6 +13,35 @@ pub(in crate::run) struct Pending {
     /// The previous run's episodes of the event as indices into `segments`
     /// ([`EventInput::carried`]).
     pub(in crate::run) carried: Vec<Vec<usize>>,
+    /// The novelty view's input when the run follows an `--out` and `episodes.novelty` is on
+    /// (`None` otherwise, or for an event the previous run did not have).
+    pub(in crate::run) followed: Option<Followed>,
+}
+
+/// What the novelty view ([`episodes::novelty`]) needs of the previous run, for one event.
+pub(in crate::run) struct Followed {
+    /// Whether each segment's article arrived since the previous run.
+    pub(in crate::run) arrived: Vec<bool>,
+    /// The previous run's episodes as indices of this run's segments.
+    pub(in crate::run) previous: Vec<Vec<usize>>,
+}
+
+impl Followed {
+    /// The novelty view's input for `segments`, given the previous run's article keys
+    /// (ascending) and episodes (as segment keys).
+    pub(in crate::run) fn of(
+        segments: &[Segment],
+        articles: &[u64],
+        previous: &[Vec<u64>],
+    ) -> Self {
+        Self {
+            arrived: crate::lineage::segment_keys(segments)
+                .into_iter()
+                .map(|(_, article)| articles.binary_search(&article).is_err())
+                .collect(),
+            previous: carried(segments, previous),
+        }
+    }
 }
 
 /// Classification needs no word vectors.
@@ -20,6 +49,33 @@ pub(in crate::run) static NO_VECTORS: std::sync::LazyLock<HashMap<String, Vec<f3
     std::sync::LazyLock::new(HashMap::new);
 
 impl Pending {
+    /// The novelty view over trial `trial`'s rows, when the run follows an `--out` with
+    /// `episodes.novelty` on; logs what it did.
+    pub(in crate::run) fn novelty(
+        &self,
+        params: &episodes::EpisodeParams,
+        trial: u32,
+        rows: episodes::novelty::Rows,
+    ) {
+        let Some(f) = &self.followed else {
+            return;
+        };
+        let keywords = |groups: &[Vec<usize>]| self.prepared.keywords(groups, params.keywords);
+        let report = episodes::novelty::novelty_view(
+            &self.input(),
+            &keywords,
+            params,
+            &f.arrived,
+            &f.previous,
+            trial,
+            rows,
+        );
+        tracing::debug!(
+            "{}: novelty view: {report:?}",
+            self.segments.first().map_or("", |s| s.key_event.as_str())
+        );
+    }
+
     /// The event's segment embeddings by whitespace-normalised text: an LLM's example sentence
     /// copied from a segment needs no new encoding.
     pub(in crate::run) fn known_embeddings(&self) -> HashMap<String, Vec<f32>> {

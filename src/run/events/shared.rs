@@ -46,6 +46,18 @@ pub(in crate::run) struct Shared {
     /// The previous committed run's episodes of each event (trial 0, as their segments'
     /// stable keys), for `episodes.carry`; empty on a first run.
     pub(in crate::run) carried: BTreeMap<String, Vec<Vec<u64>>>,
+    /// The previous committed run's article keys of each event (ascending), for
+    /// `episodes.novelty`; empty on a first run or with `novelty` off.
+    pub(in crate::run) previous_articles: BTreeMap<String, Vec<u64>>,
+}
+
+/// What a followed run reads of the previous committed run of its `--out`, on every process.
+#[derive(Default)]
+pub(in crate::run) struct Followed {
+    /// [`Shared::carried`].
+    pub(in crate::run) carried: BTreeMap<String, Vec<Vec<u64>>>,
+    /// [`Shared::previous_articles`].
+    pub(in crate::run) articles: BTreeMap<String, Vec<u64>>,
 }
 
 impl Shared {

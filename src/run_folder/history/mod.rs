@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::storage::StorageError;
 
-use crate::tables::{Lineage, Table};
+use crate::tables::{Development, Lineage, Table};
 
 pub mod writer;
 
@@ -61,6 +61,10 @@ pub struct HistoryReport {
     /// that none vanishes without a word.
     #[serde(default)]
     pub ended: Vec<EndedEpisode>,
+    /// What happened in this run (`developments.parquet`'s rows, trial 0): each episode new,
+    /// grown with today's articles, split, merged or ended, with today's article count.
+    #[serde(default)]
+    pub developments: Vec<Development>,
 }
 
 /// An episode of the previous run that this run does not go on with (`lineage`'s `ended` or
@@ -96,6 +100,7 @@ pub fn now_ms() -> i64 {
 /// Whether `name` is a file of the history a run writes in `--out`.
 pub fn is_history(name: &str) -> bool {
     name == Lineage::file_name()
+        || name == Development::file_name()
         || name.starts_with(&format!("{HISTORY_DIR}/"))
         || name.starts_with(&format!("{STATE_DIR}/"))
 }

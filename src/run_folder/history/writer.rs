@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::{rfc3339, EndedEpisode, HistoryError, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
 use crate::lineage::Stamp;
 use crate::storage::{Location, StorageError, TableWriter, Written};
-use crate::tables::{EpisodeKeys, EpisodeState, EventArticles, Lineage, Table};
+use crate::tables::{Development, EpisodeKeys, EpisodeState, EventArticles, Lineage, Table};
 
 /// `_identity/head.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -173,23 +173,28 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     })
 }
 
-/// The last committed run's live episodes of trial 0, by event, each as its segments' stable
-/// keys (`episodes.carry`): read only (a commit stopped before its head counts as committed, as
-/// [`previous`] finishes it); empty without a history. Every process reads it.
-pub(crate) async fn carried(
-    out: &Location,
-) -> Result<BTreeMap<String, Vec<Vec<u64>>>, HistoryError> {
+/// The state file of the last committed run (a commit stopped before its head counts as
+/// committed, as [`previous`] finishes it); `None` without a history. Read only.
+async fn committed_state(out: &Location) -> Result<Option<String>, HistoryError> {
     let head: Option<Head> = if out.exists(HEAD).await? {
         serde_json::from_slice(&out.get(HEAD).await?).ok()
     } else {
         None
     };
-    let state = match unfinished_commit(out, head.as_ref()).await? {
-        Some(run) => state_file(run.run),
-        None => match head {
-            Some(h) => h.state,
-            None => return Ok(BTreeMap::new()),
-        },
+    Ok(match unfinished_commit(out, head.as_ref()).await? {
+        Some(run) => Some(state_file(run.run)),
+        None => head.map(|h| h.state),
+    })
+}
+
+/// The last committed run's live episodes of trial 0, by event, each as its segments' stable
+/// keys (`episodes.carry`): read only ([`committed_state`]); empty without a history. Every
+/// process reads it.
+pub(crate) async fn carried(
+    out: &Location,
+) -> Result<BTreeMap<String, Vec<Vec<u64>>>, HistoryError> {
+    let Some(state) = committed_state(out).await? else {
+        return Ok(BTreeMap::new());
     };
     let unreadable = |reason: String| HistoryError::Out {
         location: out.display_child(&state),
@@ -209,6 +214,39 @@ pub(crate) async fn carried(
         }
     }
     Ok(by_event)
+}
+
+/// Each event's article keys at the last committed run (`episodes.novelty`: the articles that
+/// arrived since are the others), ascending; empty without a history or where it does not
+/// record them (begun by an earlier version). Read only; every process reads it.
+pub(crate) async fn previous_articles(
+    out: &Location,
+) -> Result<BTreeMap<String, Vec<u64>>, HistoryError> {
+    let Some(state) = committed_state(out).await? else {
+        return Ok(BTreeMap::new());
+    };
+    let file = articles_file(&state);
+    if !out.exists(&file).await? {
+        return Ok(BTreeMap::new());
+    }
+    let unreadable = |reason: String| HistoryError::Out {
+        location: out.display_child(&file),
+        reason: format!("the previous run's articles ({reason})"),
+    };
+    let batches = out
+        .read_parquet(&file, &EventArticles::schema())
+        .await
+        .map_err(|e| unreadable(e.to_string()))?;
+    let rows = EventArticles::from_batches(&batches).map_err(|e| unreadable(e.to_string()))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut keys = r.article_keys;
+            keys.sort_unstable();
+            keys.dedup();
+            (r.key_event, keys)
+        })
+        .collect())
 }
 
 /// The run of the committed `run.json` in `out` when it is the one after `head` and its state
@@ -247,6 +285,8 @@ pub(crate) struct Writers {
     previous: BTreeMap<String, Vec<EpisodeState>>,
     previous_articles: Option<BTreeMap<String, Vec<u64>>>,
     lineage: TableWriter<Lineage>,
+    developments: TableWriter<Development>,
+    developed: Vec<Development>,
     state: TableWriter<EpisodeState>,
     articles: TableWriter<EventArticles>,
     statuses: BTreeMap<String, usize>,
@@ -271,6 +311,8 @@ impl Writers {
             previous: previous.state,
             previous_articles: previous.articles,
             lineage: out.table_writer::<Lineage>()?,
+            developments: out.table_writer::<Development>()?,
+            developed: Vec::new(),
             state: out.table_writer_named::<EpisodeState>(&state_file(run))?,
             articles: out.table_writer_named::<EventArticles>(&articles_file(&state_file(run)))?,
             statuses: BTreeMap::new(),
@@ -351,6 +393,10 @@ impl Writers {
                 });
             }
         }
+        let developments = Development::of(&m.lineage);
+        self.developed
+            .extend(developments.iter().filter(|d| d.trial == 0).cloned());
+        self.developments.push(developments).await?;
         self.lineage.push(m.lineage).await?;
         self.state.push(m.state).await?;
         Ok(ids)
@@ -375,6 +421,7 @@ impl Writers {
                 self.articles.finish().await?,
             ),
             (Lineage::file_name(), self.lineage.finish().await?),
+            (Development::file_name(), self.developments.finish().await?),
         ];
         let report = HistoryReport {
             run,
@@ -385,6 +432,7 @@ impl Writers {
             file: history_file(run),
             statuses: self.statuses,
             ended: self.ended,
+            developments: self.developed,
         };
         let head = Head {
             run,
@@ -398,6 +446,7 @@ impl Writers {
     /// Drops the staged files: nothing appears under their names.
     pub(crate) async fn abort(&mut self) {
         self.lineage.abort().await;
+        self.developments.abort().await;
         self.state.abort().await;
         self.articles.abort().await;
     }

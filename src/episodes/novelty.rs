@@ -1,0 +1,826 @@
+//! The novelty view of a followed run (issue 63): the articles that arrived since the previous
+//! run of the same `--out` are judged on their own, not only against the event's whole history.
+//! Not part of the paper (docs/method.md §6 "Following"), which mines one batch; it is the
+//! first-story detection of TDT and the story discovery of USTORY applied after §6: each new
+//! segment either belongs to an episode already told, or joins today's other unmatched
+//! segments, and a coherent group of them becomes an episode of its own.
+//!
+//! Over the episodes §6 kept (a fresh run's, unchanged before this step):
+//! 0. **Told on.** A previous run's episode that no kept episode continues (none shares
+//!    [`crate::lineage::MIN_SHARE`] of either's segments with it, the lineage's own link) is
+//!    told on as an episode (`source = "carried"`) of its segments that are left out or lie
+//!    closer to its centre than to their episode's, when they come from at least
+//!    `novelty_min_articles` articles and are as tight as the loosest kept episode (mean
+//!    pairwise cosine): a development told yesterday does not vanish today because the
+//!    relative rules judged it against more.
+//! 1. **Matched.** An episode's *old core* is its members from articles that were there at the
+//!    previous run; its centre is their unit mean, and its members' closeness the cosine of each
+//!    to that centre. A new segment (its article arrived since) is *matched* to an episode when
+//!    it is at least as close to the episode's centre as the episode's median old member is
+//!    (an absolute test: as close as its own members are). A new segment of an episode with
+//!    fewer than two old members (one of today's articles only) is judged with today's.
+//! 2. **Today's articles.** Every unmatched new segment — in an episode it does not match, in
+//!    one of today's, or left out — is judged with the others of its article: each article that
+//!    has some is a vector (their unit mean), and those articles are grouped by average linkage
+//!    of their cosine distances, cut at the mean cohesion of the kept episodes' articles (each
+//!    episode's mean pairwise cosine of its articles' vectors): a group of today's articles is
+//!    as tight as the articles of an episode of the event.
+//! 3. **Today's episodes.** A group of at least `novelty_min_articles` articles (and
+//!    `min_segments` segments) becomes an episode (`source = "novelty"`) of those segments,
+//!    taken out of the episodes they were in or out of `left_out`. A kept episode left with
+//!    fewer than `min_segments` (one of today's, regrouped) is dropped, its segments left out
+//!    (`episode-dropped-by-novelty`). Old segments move only to an episode told on (0.), so
+//!    each episode of the fresh run keeps the old content it had: the followed run differs from
+//!    the fresh one only by telling today's articles on their own.
+//!
+//! Costs: one pass over the event's segments, then the linkage over today's articles with
+//! unmatched segments (quadratic in them: one day's articles of one event, not the event's).
+//! The same rows for any worker or process layout: a plain function of one event's rows.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::classify;
+use super::event::EventInput;
+use super::params::EpisodeParams;
+use crate::tables::{Assignment, Episode, EpisodeSpan, LeftOut};
+
+/// The source of an episode the novelty view made of today's articles (`episodes.source`).
+pub const SOURCE: &str = "novelty";
+
+/// The source of a previous run's episode that the novelty view told on (`episodes.source`).
+pub const CARRIED: &str = "carried";
+
+/// What the novelty view did to one event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NoveltyReport {
+    /// New segments (their articles arrived since the previous run).
+    pub new_segments: usize,
+    /// Of them, those no kept episode matched.
+    pub unmatched: usize,
+    /// Episodes it added of today's articles.
+    pub added: usize,
+    /// Previous episodes it told on (none of the kept ones continued them).
+    pub carried: usize,
+    /// Segments those episodes took out of other episodes.
+    pub moved: usize,
+    /// Segments those episodes took out of `left_out`.
+    pub rescued: usize,
+    /// The loosest kept episode's cohesion among its segments and among its articles.
+    pub cohesion: (f64, f64),
+    /// The sizes (articles) of today's groups, largest first.
+    pub groups: Vec<usize>,
+    /// Kept episodes left with fewer than `min_segments` segments (today's, regrouped), their
+    /// segments left out.
+    pub dropped: usize,
+}
+
+/// One event's rows after §6 (trial `trial`), changed in place by [`novelty_view`].
+pub struct Rows<'a> {
+    /// The kept episodes.
+    pub episodes: &'a mut Vec<Episode>,
+    /// Their segments.
+    pub assignments: &'a mut Vec<Assignment>,
+    /// The segments in no episode.
+    pub left_out: &'a mut Vec<LeftOut>,
+}
+
+/// The keywords of each of some groups of segments, most telling first
+/// ([`super::Prepared::keywords`] in a run).
+pub type Keywords<'a> = dyn Fn(&[Vec<usize>]) -> Vec<Vec<String>> + 'a;
+
+/// The unit vector of `v` in f64 (zero stays zero).
+fn unit(v: &[f32]) -> Vec<f64> {
+    classify::unit_vectors(&[v.to_vec()], &[0]).remove(0)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The unit mean of `members`' unit embeddings (`None` for none).
+fn centre(units: &[Vec<f64>], members: &[usize]) -> Option<Vec<f64>> {
+    let first = members.first()?;
+    let mut sum = vec![0f64; units[*first].len()];
+    for &s in members {
+        for (a, x) in sum.iter_mut().zip(&units[s]) {
+            *a += x;
+        }
+    }
+    let norm = dot(&sum, &sum).sqrt();
+    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
+}
+
+/// The median of `values` (the lower of the two middle ones; `values` not empty).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[(values.len() - 1) / 2]
+}
+
+/// The novelty view over one event's rows of `trial` (see the module's header): `arrived[s]`
+/// says whether segment `s`'s article arrived since the previous run; `previous` holds the
+/// previous run's episodes as indices of this run's segments (those still there). Returns what
+/// it did; the rows are unchanged when no group qualifies, or when no article (or every one)
+/// arrived.
+pub fn novelty_view(
+    input: &EventInput,
+    keywords: &Keywords,
+    params: &EpisodeParams,
+    arrived: &[bool],
+    previous: &[Vec<usize>],
+    trial: u32,
+    rows: Rows,
+) -> NoveltyReport {
+    let segs = input.segments;
+    let mut report = NoveltyReport {
+        new_segments: arrived.iter().filter(|&&a| a).count(),
+        ..NoveltyReport::default()
+    };
+    if arrived.len() != segs.len()
+        || report.new_segments == 0
+        || report.new_segments == segs.len()
+        || input.embeddings.len() != segs.len()
+    {
+        return report;
+    }
+    let (mut members, mut home) = members_of(segs, trial, &rows);
+    let units: Vec<Vec<f64>> = input.embeddings.iter().map(|v| unit(v)).collect();
+    let cohesion = members
+        .iter()
+        .filter(|m| m.len() >= 2)
+        .map(|m| classify::mean_pairwise_cosine(input.embeddings, m))
+        .fold(f64::INFINITY, f64::min);
+    // Today's articles are cut where the kept episodes' articles lie together: the mean of their
+    // cohesions (one loose episode does not set it; μ − σ joined two phases of one day, the
+    // median and μ told as many, docs/quality.md).
+    let cohesions: Vec<f64> = members
+        .iter()
+        .filter_map(|m| article_cohesion(segs, &units, m))
+        .collect();
+    let article_cohesion = if cohesions.is_empty() {
+        f64::INFINITY
+    } else {
+        super::termspace::Cut::Mean.bound(&cohesions)
+    };
+    if !cohesion.is_finite() || !article_cohesion.is_finite() {
+        return report;
+    }
+    report.cohesion = (cohesion, article_cohesion);
+    let kept = members.len();
+    let enough = |g: &[usize]| {
+        let articles: BTreeSet<u32> = g.iter().map(|&s| segs[s].doc_id).collect();
+        g.len() >= params.min_segments.max(2)
+            && articles.len() >= params.novelty_min_articles.max(1)
+    };
+    // 0. Yesterday's episodes that no kept episode continues are told on.
+    for g in restored(previous, &members, &home, &units) {
+        if enough(&g) && classify::mean_pairwise_cosine(input.embeddings, &g) >= cohesion {
+            take(&mut members, &mut home, g);
+            report.carried += 1;
+        }
+    }
+    // 1. The new segments that no episode's old core matches.
+    let unmatched = unmatched(&units, &members, &home, arrived);
+    report.unmatched = unmatched.len();
+    // 2. Today's articles grouped by their unmatched segments, cut at the loosest kept
+    // episode's cohesion among its articles; 3. the groups of enough articles become episodes.
+    for g in article_groups(segs, &units, &unmatched, article_cohesion) {
+        report.groups.push(
+            g.iter()
+                .map(|&s| segs[s].doc_id)
+                .collect::<BTreeSet<_>>()
+                .len(),
+        );
+        if enough(&g) {
+            report.moved += g.iter().filter(|&&s| home[s].is_some()).count();
+            report.rescued += g.iter().filter(|&&s| home[s].is_none()).count();
+            take(&mut members, &mut home, g);
+            report.added += 1;
+        }
+    }
+    report.groups.sort_unstable_by(|a, b| b.cmp(a));
+    if members.len() > kept {
+        report.dropped = members[..kept]
+            .iter()
+            .filter(|m| m.len() < params.min_segments.max(1))
+            .count();
+        rebuild(
+            input,
+            keywords,
+            params,
+            trial,
+            rows,
+            members,
+            kept,
+            report.carried,
+            &units,
+        );
+    }
+    report
+}
+
+/// The new segments (`arrived`) that no episode matches: each episode's old core (its members
+/// from articles that were there before, two or more) has a centre, the unit mean of their
+/// vectors, and a bound, the median of their cosines to it; a new segment in an episode is
+/// matched when its cosine to that centre reaches the bound, a left-out one when it reaches some
+/// episode's.
+fn unmatched(
+    units: &[Vec<f64>],
+    members: &[Vec<usize>],
+    home: &[Option<usize>],
+    arrived: &[bool],
+) -> Vec<usize> {
+    let cores: Vec<Option<(Vec<f64>, f64)>> = members
+        .iter()
+        .map(|m| {
+            let old: Vec<usize> = m.iter().copied().filter(|&s| !arrived[s]).collect();
+            if old.len() < 2 {
+                return None;
+            }
+            let c = centre(units, &old)?;
+            let closeness = old.iter().map(|&s| dot(&units[s], &c)).collect();
+            Some((c, median(closeness)))
+        })
+        .collect();
+    let matches = |s: usize, e: usize| {
+        cores[e]
+            .as_ref()
+            .is_some_and(|(c, bound)| dot(&units[s], c) >= *bound)
+    };
+    (0..arrived.len())
+        .filter(|&s| arrived[s])
+        .filter(|&s| match home[s] {
+            Some(e) => !matches(s, e),
+            None => !(0..members.len()).any(|e| matches(s, e)),
+        })
+        .collect()
+}
+
+/// Each kept episode's members of `trial` in rank order (by position among the trial's rows of
+/// `rows.episodes`) and each segment's episode.
+fn members_of(
+    segs: &[crate::tables::Segment],
+    trial: u32,
+    rows: &Rows,
+) -> (Vec<Vec<usize>>, Vec<Option<usize>>) {
+    let at: HashMap<(u32, u32), usize> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ((s.doc_id, s.seg_idx), i))
+        .collect();
+    let ids: BTreeMap<u32, usize> = rows
+        .episodes
+        .iter()
+        .filter(|e| e.trial == trial)
+        .enumerate()
+        .map(|(i, e)| (e.episode_id, i))
+        .collect();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
+    let mut home: Vec<Option<usize>> = vec![None; segs.len()];
+    let mut ranked: Vec<&Assignment> = rows
+        .assignments
+        .iter()
+        .filter(|a| a.trial == trial)
+        .collect();
+    ranked.sort_by_key(|a| (a.episode_id, a.rank));
+    for a in ranked {
+        if let (Some(&e), Some(&s)) = (ids.get(&a.episode_id), at.get(&(a.doc_id, a.seg_idx))) {
+            members[e].push(s);
+            home[s] = Some(e);
+        }
+    }
+    (members, home)
+}
+
+/// Each article's vector among `members`: the unit mean of its segments there, by article.
+fn article_vectors(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    members: &[usize],
+) -> Vec<(u32, Vec<usize>, Vec<f64>)> {
+    let mut by_article: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for &s in members {
+        by_article.entry(segs[s].doc_id).or_default().push(s);
+    }
+    by_article
+        .into_iter()
+        .filter_map(|(doc, m)| {
+            let c = centre(units, &m)?;
+            Some((doc, m, c))
+        })
+        .collect()
+}
+
+/// The mean pairwise cosine of an episode's article vectors ([`article_vectors`]); `None` for
+/// fewer than two articles.
+fn article_cohesion(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    members: &[usize],
+) -> Option<f64> {
+    let vectors = article_vectors(segs, units, members);
+    let n = vectors.len();
+    if n < 2 {
+        return None;
+    }
+    let mut sum = vec![0f64; vectors[0].2.len()];
+    for (_, _, v) in &vectors {
+        for (a, x) in sum.iter_mut().zip(v) {
+            *a += x;
+        }
+    }
+    // Σ_{i≠j} u_i·u_j = |Σ u|² − n for unit vectors.
+    Some((dot(&sum, &sum) - n as f64) / (n * (n - 1)) as f64)
+}
+
+/// Today's articles grouped by the vectors of their `unmatched` segments: average linkage of
+/// their cosine distances cut at `1 − cohesion`; each group as its articles' segments, groups in
+/// order of their first article.
+fn article_groups(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    unmatched: &[usize],
+    cohesion: f64,
+) -> Vec<Vec<usize>> {
+    let articles = article_vectors(segs, units, unmatched);
+    let n = articles.len();
+    if n < 2 {
+        return Vec::new();
+    }
+    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
+        }
+    }
+    let labels = crate::grouping::linkage::linkage_cut(
+        &condensed,
+        n,
+        kodama::Method::Average,
+        1.0 - cohesion,
+    );
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, label) in labels.into_iter().enumerate() {
+        groups
+            .entry(label)
+            .or_default()
+            .extend(articles[i].1.iter().copied());
+    }
+    groups.into_values().collect()
+}
+
+/// The previous run's episodes (`previous`, indices of this run's segments) that no kept
+/// episode continues — none shares [`crate::lineage::MIN_SHARE`] of either's segments with it,
+/// the lineage's own link — each as the segments of it that are left out or lie closer to its
+/// centre than to their episode's.
+fn restored(
+    previous: &[Vec<usize>],
+    members: &[Vec<usize>],
+    home: &[Option<usize>],
+    units: &[Vec<f64>],
+) -> Vec<Vec<usize>> {
+    let centres: Vec<Option<Vec<f64>>> = members.iter().map(|m| centre(units, m)).collect();
+    let mut out = Vec::new();
+    for p in previous {
+        let held: BTreeSet<usize> = p.iter().copied().collect();
+        let linked = members.iter().any(|m| {
+            let shared = m.iter().filter(|s| held.contains(s)).count() as f64;
+            shared > 0.0
+                && (shared >= crate::lineage::MIN_SHARE * p.len() as f64
+                    || shared >= crate::lineage::MIN_SHARE * m.len() as f64)
+        });
+        let Some(c) = centre(units, p).filter(|_| !linked) else {
+            continue;
+        };
+        let g: Vec<usize> = held
+            .into_iter()
+            .filter(|&s| match home[s].and_then(|e| centres[e].as_ref()) {
+                Some(e) => dot(&units[s], &c) > dot(&units[s], e),
+                None => true,
+            })
+            .collect();
+        out.push(g);
+    }
+    out
+}
+
+/// Makes `g` an episode of its own after the others, taking its segments out of theirs.
+fn take(members: &mut Vec<Vec<usize>>, home: &mut [Option<usize>], g: Vec<usize>) {
+    let e = members.len();
+    for &s in &g {
+        if let Some(h) = home[s] {
+            members[h].retain(|&x| x != s);
+        }
+        home[s] = Some(e);
+    }
+    members.push(g);
+}
+
+/// Each segment of `trial`'s rows (by index) with its confidence and similarity as the rows
+/// give them (similarity 0 for an assigned one).
+fn confidences(
+    segs: &[crate::tables::Segment],
+    trial: u32,
+    rows: &Rows,
+) -> HashMap<usize, (f64, f64)> {
+    let mut out = HashMap::new();
+    for a in rows.assignments.iter().filter(|a| a.trial == trial) {
+        if let Some(s) = at(segs, a.doc_id, a.seg_idx) {
+            out.insert(s, (a.confidence, 0.0));
+        }
+    }
+    for r in rows.left_out.iter().filter(|r| r.trial == trial) {
+        if let Some(s) = at(segs, r.doc_id, r.seg_idx) {
+            out.insert(s, (r.confidence, r.similarity));
+        }
+    }
+    out
+}
+
+/// The index of segment (`doc_id`, `seg_idx`) among `segs` (in that order).
+fn at(segs: &[crate::tables::Segment], doc_id: u32, seg_idx: u32) -> Option<usize> {
+    segs.binary_search_by_key(&(doc_id, seg_idx), |s| (s.doc_id, s.seg_idx))
+        .ok()
+}
+
+/// `trial`'s `left_out` rows again: a kept episode (the first `kept` of `members`) left with
+/// fewer than `min_segments` is emptied, its segments left out as `episode-dropped-by-novelty`;
+/// the segments now in an episode leave.
+fn leave_out(
+    segs: &[crate::tables::Segment],
+    params: &EpisodeParams,
+    trial: u32,
+    rows: &mut Rows,
+    members: &mut [Vec<usize>],
+    kept: usize,
+    confidence: &HashMap<usize, (f64, f64)>,
+) {
+    let min = params.min_segments.max(1);
+    for m in members[..kept].iter_mut().filter(|m| m.len() < min) {
+        for s in m.drain(..) {
+            let (confidence, similarity) = confidence.get(&s).copied().unwrap_or_default();
+            rows.left_out.push(LeftOut {
+                key_event: segs[s].key_event.clone(),
+                trial,
+                doc_id: segs[s].doc_id,
+                seg_idx: segs[s].seg_idx,
+                reason: "episode-dropped-by-novelty".into(),
+                confidence,
+                similarity,
+            });
+        }
+    }
+    let assigned: BTreeSet<usize> = members.iter().flatten().copied().collect();
+    rows.left_out.retain(|r| {
+        r.trial != trial || !at(segs, r.doc_id, r.seg_idx).is_some_and(|s| assigned.contains(&s))
+    });
+    rows.left_out
+        .sort_by_key(|r| (r.trial, r.doc_id, r.seg_idx));
+}
+
+/// The row of an added episode `id` of `members` (ranked here by closeness to their centre,
+/// closest first), `source` and `keywords` (the first three its title).
+fn added_row(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    trial: u32,
+    id: u32,
+    members: &mut Vec<usize>,
+    source: &str,
+    keywords: Vec<String>,
+) -> Episode {
+    let c = centre(units, members).unwrap_or_else(|| units[members[0]].clone());
+    let mut by: Vec<(f64, usize)> = members.iter().map(|&s| (dot(&units[s], &c), s)).collect();
+    by.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    *members = by.into_iter().map(|(_, s)| s).collect();
+    Episode {
+        key_event: segs[members[0]].key_event.clone(),
+        trial,
+        episode_id: id,
+        stable_id: None,
+        status: None,
+        title: keywords
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" "),
+        title_fields: Vec::new(),
+        keywords,
+        example_sentences: Vec::new(),
+        n_segments: 0,
+        source: source.into(),
+        n_articles: 0,
+        first_date: None,
+        peak_date: None,
+        last_date: None,
+        phase_id: id,
+        phase_stable_id: None,
+    }
+}
+
+/// The rows of `trial` again from `members`: the first `kept` are the kept episodes (their
+/// segments in the order they had, those taken out gone; one left with fewer than
+/// `min_segments` is dropped, [`leave_out`]), then `carried` episodes told on from the previous
+/// run, then today's, each ranked by closeness to its centre. Episode ids count from 0 again in
+/// that order; segments in an episode leave `left_out`.
+#[allow(clippy::too_many_arguments)]
+fn rebuild(
+    input: &EventInput,
+    keywords: &Keywords,
+    params: &EpisodeParams,
+    trial: u32,
+    mut rows: Rows,
+    mut members: Vec<Vec<usize>>,
+    kept: usize,
+    carried: usize,
+    units: &[Vec<f64>],
+) {
+    let segs = input.segments;
+    let confidence = confidences(segs, trial, &rows);
+    leave_out(
+        segs,
+        params,
+        trial,
+        &mut rows,
+        &mut members,
+        kept,
+        &confidence,
+    );
+    let words = keywords(&members);
+    // The episodes of `trial` in their new order: the kept ones left, then the added ones.
+    let (mut old, mut others): (Vec<Episode>, Vec<Episode>) =
+        rows.episodes.drain(..).partition(|e| e.trial == trial);
+    let renumbered: BTreeMap<u32, u32> = old
+        .iter()
+        .zip(&members)
+        .filter(|(_, m)| !m.is_empty())
+        .enumerate()
+        .map(|(id, (e, _))| (e.episode_id, id as u32))
+        .collect();
+    let mut old: Vec<Option<Episode>> = old.drain(..).map(Some).collect();
+    let mut episodes: Vec<Episode> = Vec::new();
+    let mut order: Vec<Vec<usize>> = Vec::new();
+    for (e, (m, words)) in members.iter_mut().zip(words).enumerate() {
+        if m.is_empty() {
+            continue;
+        }
+        let id = episodes.len() as u32;
+        let mut row = match old.get_mut(e).and_then(Option::take) {
+            Some(mut row) => {
+                row.phase_id = renumbered.get(&row.phase_id).copied().unwrap_or(id);
+                row
+            }
+            None => {
+                let source = if e < kept + carried { CARRIED } else { SOURCE };
+                added_row(segs, units, trial, id, m, source, words)
+            }
+        };
+        let span = EpisodeSpan::of(m.iter().map(|&s| (segs[s].doc_id, segs[s].doc_date)));
+        row.episode_id = id;
+        row.n_segments = m.len() as u32;
+        row.n_articles = span.n_articles;
+        row.first_date = span.first_date;
+        row.peak_date = span.peak_date;
+        row.last_date = span.last_date;
+        episodes.push(row);
+        order.push(std::mem::take(m));
+    }
+    rows.assignments.retain(|a| a.trial != trial);
+    for (episode, m) in episodes.iter().zip(&order) {
+        for (rank, &s) in m.iter().enumerate() {
+            rows.assignments.push(Assignment {
+                key_event: episode.key_event.clone(),
+                trial,
+                episode_id: episode.episode_id,
+                stable_id: None,
+                status: None,
+                doc_id: segs[s].doc_id,
+                seg_idx: segs[s].seg_idx,
+                rank: rank as u32,
+                confidence: confidence.get(&s).map_or(0.0, |c| c.0),
+            });
+        }
+    }
+    others.extend(episodes);
+    others.sort_by_key(|e| (e.trial, e.episode_id));
+    *rows.episodes = others;
+    rows.assignments
+        .sort_by_key(|a| (a.trial, a.episode_id, a.rank));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::tables::Segment;
+
+    /// One segment per article; article `i` dated day `i / 10`.
+    fn segments(n: usize) -> Vec<Segment> {
+        (0..n)
+            .map(|i| Segment {
+                key_event: "e".into(),
+                theme: None,
+                doc_id: i as u32,
+                doc_date: Some((i / 10) as i32),
+                seg_idx: 0,
+                text: format!("segment {i}"),
+                source_id: None,
+                title: None,
+            })
+            .collect()
+    }
+
+    /// A vector along `axis` (of 4) with a little of the others, varying with `i`.
+    fn along(axis: usize, i: usize) -> Vec<f32> {
+        let mut v = vec![0.1 + 0.05 * (i % 3) as f32; 4];
+        v[axis] = 1.0;
+        v
+    }
+
+    /// The rows of one kept episode holding `members` (in rank order), the rest left out.
+    fn rows_of(
+        segs: &[Segment],
+        members: &[usize],
+    ) -> (Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+        let episode = Episode {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: 0,
+            stable_id: None,
+            status: None,
+            title: "old".into(),
+            title_fields: Vec::new(),
+            keywords: vec!["old".into()],
+            example_sentences: Vec::new(),
+            n_segments: members.len() as u32,
+            source: "clusters".into(),
+            n_articles: members.len() as u32,
+            first_date: None,
+            peak_date: None,
+            last_date: None,
+            phase_id: 0,
+            phase_stable_id: None,
+        };
+        let assignments = members
+            .iter()
+            .enumerate()
+            .map(|(rank, &s)| Assignment {
+                key_event: "e".into(),
+                trial: 0,
+                episode_id: 0,
+                stable_id: None,
+                status: None,
+                doc_id: segs[s].doc_id,
+                seg_idx: 0,
+                rank: rank as u32,
+                confidence: 0.5,
+            })
+            .collect();
+        let left_out = (0..segs.len())
+            .filter(|s| !members.contains(s))
+            .map(|s| LeftOut {
+                key_event: "e".into(),
+                trial: 0,
+                doc_id: segs[s].doc_id,
+                seg_idx: 0,
+                reason: "below-confidence".into(),
+                confidence: 0.1,
+                similarity: 0.2,
+            })
+            .collect();
+        (vec![episode], assignments, left_out)
+    }
+
+    fn view(
+        embeddings: &[Vec<f32>],
+        arrived: &[bool],
+        members: &[usize],
+        previous: &[Vec<usize>],
+    ) -> (NoveltyReport, Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+        let segs = segments(embeddings.len());
+        let vectors = HashMap::new();
+        let input = EventInput {
+            segments: &segs,
+            terms: Vec::new(),
+            pairs: Vec::new(),
+            word_vectors: &vectors,
+            embeddings,
+            carried: &[],
+        };
+        let (mut episodes, mut assignments, mut left_out) = rows_of(&segs, members);
+        let keywords = |groups: &[Vec<usize>]| -> Vec<Vec<String>> {
+            (0..groups.len()).map(|g| vec![format!("k{g}")]).collect()
+        };
+        let report = novelty_view(
+            &input,
+            &keywords,
+            &EpisodeParams::default(),
+            arrived,
+            previous,
+            0,
+            Rows {
+                episodes: &mut episodes,
+                assignments: &mut assignments,
+                left_out: &mut left_out,
+            },
+        );
+        (report, episodes, assignments, left_out)
+    }
+
+    #[test]
+    fn todays_development_inside_an_old_episode_becomes_an_episode_of_its_own() {
+        // 20 old segments along axis 0 (one episode), then today: 6 along axis 0 (the same
+        // story, matched), 8 along axis 1 classified into the old episode (absorbed) and 4
+        // along axis 1 left out.
+        let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+        embeddings.extend((0..6).map(|i| along(0, i)));
+        embeddings.extend((0..12).map(|i| along(1, i)));
+        let arrived: Vec<bool> = (0..38).map(|s| s >= 20).collect();
+        let members: Vec<usize> = (0..34).collect();
+        let (report, episodes, assignments, left_out) = view(&embeddings, &arrived, &members, &[]);
+        assert_eq!(
+            (report.added, report.moved, report.rescued),
+            (1, 8, 4),
+            "{report:?}"
+        );
+        assert_eq!(episodes.len(), 2);
+        let of = |e: u32| -> Vec<u32> {
+            let mut d: Vec<u32> = assignments
+                .iter()
+                .filter(|a| a.episode_id == e)
+                .map(|a| a.doc_id)
+                .collect();
+            d.sort();
+            d
+        };
+        assert_eq!(of(0), (0..26).collect::<Vec<u32>>(), "old content stays");
+        assert_eq!(
+            of(1),
+            (26..38).collect::<Vec<u32>>(),
+            "today's development apart"
+        );
+        assert_eq!(episodes[1].source, SOURCE);
+        assert_eq!(episodes[1].title, "k1");
+        assert_eq!((episodes[0].n_segments, episodes[1].n_segments), (26, 12));
+        assert_eq!(episodes[1].first_date, Some(2));
+        assert!(left_out.is_empty(), "the left-out segments were taken in");
+        // Ranks run from 0 in each episode.
+        for e in 0..2 {
+            let mut ranks: Vec<u32> = assignments
+                .iter()
+                .filter(|a| a.episode_id == e)
+                .map(|a| a.rank)
+                .collect();
+            ranks.sort();
+            assert_eq!(ranks, (0..ranks.len() as u32).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn nothing_changes_without_arrivals_or_a_group_of_enough_articles() {
+        let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+        embeddings.extend((0..12).map(|i| along(1, i)));
+        let members: Vec<usize> = (0..32).collect();
+        let before = rows_of(&segments(32), &members).1;
+        // No article arrived: the rows are the fresh run's.
+        let (report, episodes, assignments, _) = view(&embeddings, &[false; 32], &members, &[]);
+        assert_eq!((report.added, episodes.len()), (0, 1));
+        assert_eq!(assignments, before);
+        // Four of today's articles on axis 1: under novelty_min_articles (5).
+        let arrived: Vec<bool> = (0..32).map(|s| s >= 28).collect();
+        let (report, episodes, _, _) = view(&embeddings, &arrived, &members, &[]);
+        assert_eq!((report.unmatched, report.added, episodes.len()), (4, 0, 1));
+    }
+
+    #[test]
+    fn an_episode_of_the_previous_run_that_no_kept_one_continues_is_told_on() {
+        // Yesterday: 20 segments along axis 0 and 10 along axis 2 (two episodes). Today the
+        // fresh run kept one episode of all 30, and 3 new articles arrived along axis 0.
+        let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+        embeddings.extend((0..10).map(|i| along(2, i)));
+        embeddings.extend((0..3).map(|i| along(0, i)));
+        let arrived: Vec<bool> = (0..33).map(|s| s >= 30).collect();
+        let members: Vec<usize> = (0..33).collect();
+        let previous = vec![(0..20).collect::<Vec<usize>>(), (20..30).collect()];
+        // Axis 2's old episode shares 10 of the 33 (30%) with the kept one: linked, kept as is.
+        let (report, episodes, ..) = view(&embeddings, &arrived, &members, &previous);
+        assert_eq!((report.carried, episodes.len()), (0, 1));
+        // With only 10 of axis 0 in the kept episode, axis 2's share falls under 30% of it …
+        let members: Vec<usize> = (0..20).chain(30..33).chain(20..22).collect();
+        let (report, episodes, assignments, left_out) =
+            view(&embeddings, &arrived, &members, &previous);
+        // … and it is told on: its 10 segments (2 taken from the kept episode, 8 left out).
+        assert_eq!((report.carried, report.added), (1, 0), "{report:?}");
+        assert_eq!(episodes[1].source, CARRIED);
+        let told: Vec<u32> = assignments
+            .iter()
+            .filter(|a| a.episode_id == 1)
+            .map(|a| a.doc_id)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(told, (20..30).collect::<Vec<u32>>());
+        assert!(left_out.is_empty());
+    }
+}
