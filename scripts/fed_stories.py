@@ -26,7 +26,12 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
     python3 scripts/fed_stories.py daily --truth-dir /tmp/fed --bin target/release/epimine \
         --work /tmp/fedwork [--background BG] [--level episode|phase] [-- extra run args]
         per day d: import dayd.csv into WORK/corpus (--append from day 2), run into WORK/run
-        (the same --out every day, so episodes are followed), score days 1..d. WORK/corpus,
+        (the same --out every day, so episodes are followed), score days 1..d. From day 2 it
+        also prints the phases that ARRIVE that day (>= 2/3 of all their >= 15 articles come in
+        that day's batch), whether each is TOLD ON ITS DAY (one episode holds >= half of it, is
+        mostly it, and has status `new`) or what missed it (in no episode and the left-out
+        reasons of its segments, split, absorbed, or the status it got), and how many `new`
+        flags are honest (>= half of the episode's articles came that day). WORK/corpus,
         WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
     python3 scripts/fed_stories.py fresh --truth-dir /tmp/fed1 [--truth-dir /tmp/fed2 ...] \
         --bin target/release/epimine --work /tmp/fedfresh [--background BG] [-- extra run args]
@@ -398,6 +403,98 @@ def fresh(args, extra):
           f"{sums['either']}; entirely lost {sums['lost phase']}")
 
 
+ARRIVES = 2 / 3  # a phase arrives on a day when at least this share of its articles come that day
+
+
+def statuses(run):
+    """(event, episode_id) -> status of trial 0 (episodes.parquet)."""
+    import pyarrow.parquet as pq
+    path = os.path.join(run, "episodes.parquet")
+    if not os.path.exists(path):
+        return {}
+    t = pq.read_table(path, columns=["key_event", "trial", "episode_id", "status"])
+    return {(r["key_event"], r["episode_id"]): r["status"] for r in t.to_pylist() if r["trial"] == 0}
+
+
+def new_flags(run, truth_rows, day):
+    """The run's `new` episodes (trial 0) and how many are honest: at least half of the episode's
+    articles came in batch `day`. Returns (honest, flagged, [dishonest (event, episode, share)])."""
+    import pyarrow.parquet as pq
+    st = statuses(run)
+    arrived = {r["url"] for r in truth_rows if int(r["day"]) == day}
+    path = os.path.join(run, "episode_articles.parquet")
+    if not os.path.exists(path):
+        return 0, 0, []
+    urls = defaultdict(set)
+    for r in pq.read_table(path, columns=["key_event", "trial", "episode_id", "source_id"]).to_pylist():
+        if r["trial"] == 0:
+            urls[r["key_event"], r["episode_id"]].add(r["source_id"])
+    honest, flagged, bad = 0, 0, []
+    for key, status in sorted(st.items()):
+        if status != "new" or not urls.get(key):
+            continue
+        flagged += 1
+        share = len(urls[key] & arrived) / len(urls[key])
+        if share >= 0.5:
+            honest += 1
+        else:
+            bad.append((key[0], key[1], share))
+    return honest, flagged, bad
+
+
+def left_out_reasons(run, corpus, urls, event):
+    """The most common reason (left_out.parquet) among the segments of `urls` of `event`."""
+    import pyarrow.parquet as pq
+    docs = set()
+    for name in sorted(os.listdir(corpus)):
+        if name.startswith("segments") and name.endswith(".parquet"):
+            for r in pq.read_table(os.path.join(corpus, name), columns=["key_event", "doc_id", "source_id"]).to_pylist():
+                if r["key_event"] == event and r["source_id"] in urls:
+                    docs.add(r["doc_id"])
+    path = os.path.join(run, "left_out.parquet")
+    if not os.path.exists(path):
+        return "-"
+    reasons = Counter(r["reason"] for r in pq.read_table(path, columns=["key_event", "trial", "doc_id", "reason"]).to_pylist()
+                      if r["trial"] == 0 and r["key_event"] == event and r["doc_id"] in docs)
+    return ", ".join(f"{k} {n}" for k, n in reasons.most_common(2)) or "-"
+
+
+def told_on_day(res, run, corpus, truth_rows, day):
+    """The phases (>= MIN_PHASE articles in all) that arrive on `day` (>= ARRIVES of all their
+    articles, every batch counted, come that day) and, for each, whether the run of that day
+    tells it: one episode holds >= half of its articles so far, is mostly it (the `score` rule)
+    and has status `new`. `truth_rows`: every truth row. Returns a list of (event, phase, size,
+    told, why)."""
+    every = defaultdict(Counter)  # (event, phase) -> day -> articles
+    for r in truth_rows:
+        if r["phase"] != "noise":
+            every[r["event"], r["phase"]][int(r["day"])] += 1
+    st = statuses(run)
+    out = []
+    for s in res["stories"]:
+        for p in s["phases"]:
+            days = every[s["event"], p["phase"]]
+            total = sum(days.values())
+            if total < MIN_PHASE or days[day] < ARRIVES * total:
+                continue
+            status = st.get((s["event"], p["best_episode"])) if p["best_episode"] is not None else None
+            if p["found"] and status == "new":
+                out.append((s["event"], p["phase"], total, True, ""))
+                continue
+            if p["found"]:
+                why = f"status {status}"
+            elif p["best_episode"] is None:
+                urls = {r["url"] for r in truth_rows if r["event"] == s["event"] and r["phase"] == p["phase"]
+                        and int(r["day"]) <= day}
+                why = "in no episode: " + left_out_reasons(run, corpus, urls, s["event"])
+            elif p["share"] < 0.5:
+                why = f"split: best episode holds {p['share']:.2f} (status {status})"
+            else:
+                why = f"absorbed: purity {p['purity']:.2f} in e{p['best_episode']} (status {status})"
+            out.append((s["event"], p["phase"], total, False, why))
+    return out
+
+
 def daily(args, extra):
     n_days = 0
     while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
@@ -409,15 +506,20 @@ def daily(args, extra):
         shutil.rmtree(d, ignore_errors=True)
     os.makedirs(logs)
     truth = os.path.join(args.truth_dir, "truth.csv")
+    with open(truth, newline="", encoding="utf-8") as f:
+        every = list(csv.DictReader(f))
     seen, purities, lines = {}, [], []
+    arriving, told, honest, flagged, seconds = 0, 0, 0, 0, 0.0
     for day in range(1, n_days + 1):
         imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
         cmd = run_cmd(args, corpus, run, extra)
+        call(f"day {day} import", imp, os.path.join(logs, f"day{day}-import.log"), (0,))
         t0 = time.time()
-        for name, c, ok in (("import", imp, (0,)), ("run", cmd, (0, 3))):
-            call(f"day {day} {name}", c, os.path.join(logs, f"day{day}-{name}.log"), ok)
+        call(f"day {day} run", cmd, os.path.join(logs, f"day{day}-run.log"), (0, 3))
+        took = time.time() - t0
+        seconds += took
         res = score(truth, run, set(range(1, day + 1)), level=args.level)
-        print(f"--- day {day} (days 1..{day}, run {time.time() - t0:.0f}s)")
+        print(f"--- day {day} (days 1..{day}, run {took:.0f}s)")
         print_score(res)
         for s in res["stories"]:
             for p in s["phases"]:
@@ -426,12 +528,28 @@ def daily(args, extra):
                     if p["found"]:
                         purities.append(p["purity"])
         t = res["totals"]
-        lines.append(f"day {day}: found {t['found']}/{t['phases']}, purity mean {fmt(t['mean_purity'])} min "
-                     f"{fmt(t['min_purity'])}, {t['episodes']} episodes, lost {len(t['lost'])}")
+        line = (f"day {day}: found {t['found']}/{t['phases']}, purity mean {fmt(t['mean_purity'])} min "
+                f"{fmt(t['min_purity'])}, {t['episodes']} episodes, lost {len(t['lost'])}")
+        if day > 1:
+            phases = told_on_day(res, run, corpus, every, day)
+            h, n, bad = new_flags(run, [r for r in every if int(r["day"]) <= day], day)
+            arriving += len(phases)
+            told += sum(p[3] for p in phases)
+            honest += h
+            flagged += n
+            line += (f"; arriving {len(phases)}, told on their day {sum(p[3] for p in phases)}; "
+                     f"new flags honest {h}/{n}")
+            for event, phase, size, ok, why in phases:
+                print(f"    arrives day {day}: {event}/{phase} ({size}): {'told' if ok else 'MISSED, ' + why}")
+            for event, episode, share in bad:
+                print(f"    new but not news: {event} e{episode} ({share:.2f} of its articles arrived)")
+        lines.append(line + f"; run {took:.1f}s")
     print("\n".join(["=== summary"] + lines))
     always = sum(all(v) for v in seen.values())
     print(f"phases found in every daily run: {always} of {len(seen)}; purity min/mean "
           f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
+    print(f"arriving phases told on their day: {told} of {arriving}; honest new flags: {honest} of {flagged}; "
+          f"runs {seconds:.1f}s in all")
 
 
 def day_overlap(a, b):

@@ -14,7 +14,11 @@ prints, per cut and over all:
   "shows as new" when the episode of the next run that holds most of its segments has status
   `new` or `split`;
 - each follow run's time against the fresh run's of the same cut;
-- the final cut's 5-F1 of the follow run against the fresh run's (`epimine eval`).
+- the final cut's 5-F1 of the follow run against the fresh run's (`epimine eval`);
+- each gold episode that arrives after the first cut (at the cut that brings most of its
+  articles) and whether the follow run of that cut tells it on its cut: the episode holding
+  most of its labelled segments holds at least half of them, they are more than half of that
+  episode's labelled segments, and its status is `new` (issue 63's measure of the fed stories).
 
 Usage: scripts/replay_follow.py --bin target/release/epimine --dataset ../shared/data/epimine \
     --background bg.parquet --model all-MiniLM-L6-v2 --work /tmp/replay [--cuts 0.5,0.75,1.0] \
@@ -92,6 +96,42 @@ def run(cmd, log):
     return secs
 
 
+def gold_told(ci, labels, events, seg_ids, status_of, arrival):
+    """The gold episodes arriving at cut `ci` and whether the follow run of that cut tells each
+    on its cut: the episode holding most of its labelled segments (of the articles taken so far)
+    holds at least half of them, they are more than half of that episode's labelled segments,
+    and its status is `new`."""
+    out = []
+    held = defaultdict(Counter)  # (event, gold) -> stable id -> its labelled segments there
+    labelled = defaultdict(Counter)  # (event, stable id) -> labelled segments
+    for (event, art, s), sid in seg_ids.items():
+        lab = labels.get((event, art, s))
+        if lab and lab not in ("M", "X"):
+            labelled[event][sid] += 1
+            for g in lab.split(","):
+                held[(event, g.strip())][sid] += 1
+    total = Counter()  # (event, gold) -> its labelled segments so far
+    taken = {event: set(e["taken"][ci]) for event, e in events.items()}
+    for (event, art, _), lab in labels.items():
+        if event in taken and art in taken[event] and lab not in ("M", "X"):
+            for g in lab.split(","):
+                total[(event, g.strip())] += 1
+    for (event, g), cut in sorted(arrival.items()):
+        if cut != ci:
+            continue
+        if not held[(event, g)]:
+            out.append((ci, event, g, False, "in no episode"))
+            continue
+        sid, n = held[(event, g)].most_common(1)[0]
+        status = status_of.get((event, sid))
+        share = n / max(1, total[(event, g)])
+        purity = n / labelled[event][sid]
+        told = share >= 0.5 and purity > 0.5 and status == "new"
+        why = "" if told else f"best #{sid} holds {share:.2f} at purity {purity:.2f}, status {status}"
+        out.append((ci, event, g, told, why))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True)
@@ -136,6 +176,22 @@ def main():
                 n += 1
             taken.append(sorted(order[:n]))
         events[event] = dict(theme=theme, dir=edir, articles=arts, dates=dates, taken=taken)
+
+    # Each gold episode's articles, and the cut that brings most of them (its arrival).
+    gold_articles = defaultdict(set)  # (event, gold) -> article indices
+    for (event, i, _), lab in labels.items():
+        if event in events and lab not in ("M", "X"):
+            for g in lab.split(","):
+                gold_articles[(event, g.strip())].add(i)
+    arrival = {}
+    for (event, g), arts in gold_articles.items():
+        brought, seen = [], set()
+        for ci in range(len(cuts)):
+            now = arts & set(events[event]["taken"][ci])
+            brought.append(len(now - seen))
+            seen = now
+        arrival[(event, g)] = max(range(len(cuts)), key=lambda ci: (brought[ci], -ci))
+    told_on_cut = []  # (cut, event, gold, told, why)
 
     follow = os.path.join(a.work, "follow")
     rows = []
@@ -212,6 +268,8 @@ def main():
                     if held:
                         top = held.most_common(1)[0][0]
                         shown += status_of.get((event, top)) in ("new", "split")
+        if ci:
+            told_on_cut.extend(gold_told(ci, labels, events, seg_ids, status_of, arrival))
         stab_same += same
         stab_both += both
         new_shown += shown
@@ -240,6 +298,10 @@ def main():
     print(f"id stability over all cuts: {stab_same}/{stab_both} "
           f"({100 * stab_same / max(1, stab_both):.1f}%) of segments assigned at two consecutive cuts")
     print(f"new gold episodes shown as new: {new_shown}/{new_total}")
+    for ci, event, g, told, why in told_on_cut:
+        print(f"  arrives at cut {cuts[ci]}: {event}/{g}: {'told' if told else 'MISSED, ' + why}")
+    print(f"gold episodes told at the cut that brings most of their articles (cuts after the "
+          f"first): {sum(t[3] for t in told_on_cut)}/{len(told_on_cut)}")
     print(f"time: follow {sum(r[3] for r in rows):.1f} s, fresh {sum(r[4] for r in rows):.1f} s")
     ff, n = f1(follow)
     fr, _ = f1(os.path.join(a.work, f"fresh{len(cuts) - 1}"))
