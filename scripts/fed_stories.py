@@ -442,6 +442,20 @@ def new_flags(run, truth_rows, day):
     return honest, flagged, bad
 
 
+def id_meanings(run, truth_rows):
+    """(event, stable_id) -> the phase most of its articles (trial 0) belong to."""
+    import pyarrow.parquet as pq
+    path = os.path.join(run, "episode_articles.parquet")
+    if not os.path.exists(path):
+        return {}
+    phase = {r["url"]: r["phase"] for r in truth_rows}
+    votes = defaultdict(Counter)
+    for r in pq.read_table(path, columns=["key_event", "trial", "stable_id", "source_id"]).to_pylist():
+        if r["trial"] == 0 and r["stable_id"] is not None and r["source_id"] in phase:
+            votes[r["key_event"], r["stable_id"]][phase[r["source_id"]]] += 1
+    return {k: max(v.items(), key=lambda kv: (kv[1], kv[0]))[0] for k, v in votes.items()}
+
+
 def left_out_reasons(run, corpus, urls, event):
     """The most common reason (left_out.parquet) among the segments of `urls` of `event`."""
     import pyarrow.parquet as pq
@@ -509,6 +523,7 @@ def daily(args, extra):
     with open(truth, newline="", encoding="utf-8") as f:
         every = list(csv.DictReader(f))
     seen, purities, lines = {}, [], []
+    meaning, changed = {}, set()  # (event, stable id) -> its phase so far; ids whose phase changed
     arriving, told, honest, flagged, seconds = 0, 0, 0, 0, 0.0
     for day in range(1, n_days + 1):
         imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
@@ -527,6 +542,10 @@ def daily(args, extra):
                     seen.setdefault((s["event"], p["phase"]), []).append(p["found"])
                     if p["found"]:
                         purities.append(p["purity"])
+        for key, phase in id_meanings(run, every).items():
+            if meaning.setdefault(key, phase) != phase:
+                changed.add(key)
+                meaning[key] = phase
         t = res["totals"]
         line = (f"day {day}: found {t['found']}/{t['phases']}, purity mean {fmt(t['mean_purity'])} min "
                 f"{fmt(t['min_purity'])}, {t['episodes']} episodes, lost {len(t['lost'])}")
@@ -549,7 +568,7 @@ def daily(args, extra):
     print(f"phases found in every daily run: {always} of {len(seen)}; purity min/mean "
           f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
     print(f"arriving phases told on their day: {told} of {arriving}; honest new flags: {honest} of {flagged}; "
-          f"runs {seconds:.1f}s in all")
+          f"ids whose majority phase changed: {len(changed)} of {len(meaning)}; runs {seconds:.1f}s in all")
 
 
 def day_overlap(a, b):

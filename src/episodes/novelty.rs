@@ -522,7 +522,8 @@ fn added_row(
 /// segments in the order they had, those taken out gone; one left with fewer than
 /// `min_segments` is dropped, [`leave_out`]), then `carried` episodes told on from the previous
 /// run, then today's, each ranked by closeness to its centre. Episode ids count from 0 again in
-/// that order; segments in an episode leave `left_out`.
+/// that order, and the phases are formed again over them all; segments in an episode leave
+/// `left_out`.
 #[allow(clippy::too_many_arguments)]
 fn rebuild(
     input: &EventInput,
@@ -550,13 +551,6 @@ fn rebuild(
     // The episodes of `trial` in their new order: the kept ones left, then the added ones.
     let (mut old, mut others): (Vec<Episode>, Vec<Episode>) =
         rows.episodes.drain(..).partition(|e| e.trial == trial);
-    let renumbered: BTreeMap<u32, u32> = old
-        .iter()
-        .zip(&members)
-        .filter(|(_, m)| !m.is_empty())
-        .enumerate()
-        .map(|(id, (e, _))| (e.episode_id, id as u32))
-        .collect();
     let mut old: Vec<Option<Episode>> = old.drain(..).map(Some).collect();
     let mut episodes: Vec<Episode> = Vec::new();
     let mut order: Vec<Vec<usize>> = Vec::new();
@@ -566,10 +560,7 @@ fn rebuild(
         }
         let id = episodes.len() as u32;
         let mut row = match old.get_mut(e).and_then(Option::take) {
-            Some(mut row) => {
-                row.phase_id = renumbered.get(&row.phase_id).copied().unwrap_or(id);
-                row
-            }
+            Some(row) => row,
             None => {
                 let source = if e < kept + carried { CARRIED } else { SOURCE };
                 added_row(segs, units, trial, id, m, source, words)
@@ -584,6 +575,16 @@ fn rebuild(
         row.last_date = span.last_date;
         episodes.push(row);
         order.push(std::mem::take(m));
+    }
+    // The phases again, over every episode (`super::phases`, as §6 groups its own): one of
+    // today's that tells the same phase as an older one reads as a part of it.
+    let dates: Vec<Option<i32>> = segs.iter().map(|s| s.doc_date).collect();
+    for (episode, phase) in
+        episodes
+            .iter_mut()
+            .zip(super::phases::phases(input.embeddings, &dates, &order))
+    {
+        episode.phase_id = phase as u32;
     }
     rows.assignments.retain(|a| a.trial != trial);
     for (episode, m) in episodes.iter().zip(&order) {
