@@ -63,6 +63,14 @@ document.addEventListener('mousemove',function(x){
     tip.style.left=(x.clientX+12)+'px';tip.style.top=(x.clientY+12)+'px';tip.style.display='block';
   }else{tip.style.display='none';}
 });
+// A link to an episode or an event (the developments, the index) opens its folded section.
+function reveal(){
+  var t=location.hash&&document.getElementById(location.hash.slice(1));
+  if(!t)return;
+  var d=t.closest('details');if(d&&!d.open)d.open=true;
+  t.scrollIntoView();
+}
+window.addEventListener('hashchange',reveal);reveal();
 })();
 "#;
 
