@@ -175,6 +175,43 @@ pub async fn import_table_append(
     .await
 }
 
+/// The number of the next batch of a corpus holding the segments `files`: one past the highest
+/// number there (`segments.parquet` is 1, `segments-<n>.parquet` is n), not the count of files:
+/// after a batch was removed (an undo) the count names the newest batch, and the append would
+/// replace it (issue 64 item 1). A gap in the numbers (a batch removed from the middle) is said
+/// in a warning naming the missing files.
+fn next_batch(out: &Location, files: &[(String, usize)]) -> usize {
+    let numbers: std::collections::BTreeSet<usize> = files
+        .iter()
+        .filter_map(|(name, _)| batch_number(name))
+        .collect();
+    let highest = numbers.iter().next_back().copied().unwrap_or(files.len());
+    let missing: Vec<String> = (2..highest)
+        .filter(|n| !numbers.contains(n))
+        .map(|n| out.display_child(&format!("segments-{n:06}.parquet")))
+        .collect();
+    if !missing.is_empty() {
+        tracing::warn!(
+            "{}: {} batch(es) of this corpus are missing ({}): their articles are not in it; this \
+             append is batch {}",
+            out.display(),
+            missing.len(),
+            missing.join(", "),
+            highest.max(files.len()) + 1
+        );
+    }
+    highest.max(files.len()) + 1
+}
+
+/// A segments file's batch number: 1 for `segments.parquet`, n for `segments-<n>.parquet`.
+fn batch_number(name: &str) -> Option<usize> {
+    let stem = name.strip_suffix(".parquet")?.strip_prefix("segments")?;
+    if stem.is_empty() {
+        return Some(1);
+    }
+    stem.strip_prefix('-')?.parse().ok()
+}
+
 /// What the corpus in `out` holds, for an append to it.
 async fn existing_in(out: &Location) -> Result<Existing, ArticlesError> {
     let files = match crate::corpus::segment_files(out).await {
@@ -185,7 +222,7 @@ async fn existing_in(out: &Location) -> Result<Existing, ArticlesError> {
         Err(e) => return Err(e.into()),
     };
     let mut existing = Existing {
-        suffix: format!("-{:06}", files.len() + 1),
+        suffix: format!("-{:06}", next_batch(out, &files)),
         ..Default::default()
     };
     for s in crate::corpus::read_segments(out).await? {

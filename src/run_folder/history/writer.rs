@@ -122,7 +122,10 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
             return Err(HistoryError::Out {
                 location: out.display_child(HEAD),
                 reason: format!(
-                    "missing, but {} holds {} committed run(s) ({first} … {last}): this run                      cannot follow them, and numbering afresh would give their episode ids                      again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a                      copy{fix}",
+                    "missing, but {} holds {} committed run(s) ({first} … {last}): this run \
+                     cannot follow them, and numbering afresh would give their episode ids \
+                     again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a \
+                     copy{fix}",
                     out.display_child(HISTORY_DIR),
                     runs.len()
                 ),
