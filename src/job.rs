@@ -184,6 +184,9 @@ impl TermConfig {
     }
 }
 
+/// The most worker threads one process may start (`cluster.workers`, `-w`).
+pub const MAX_WORKERS: usize = 1024;
+
 fn default_background() -> String {
     crate::background::wordfreq::NAME.into()
 }
@@ -470,13 +473,33 @@ impl Job {
         for (key, value) in [
             ("cluster.workers", self.cluster.workers),
             ("encoder.batch_size", self.encoder.batch_size),
+            ("episodes.keywords", self.episodes.keywords),
         ] {
             if value == 0 {
                 return Err(JobError::Parse {
                     file: "job".into(),
-                    message: format!("{key} = 0: must be at least 1"),
+                    message: format!(
+                        "{key} = 0: must be at least 1{}",
+                        if key == "episodes.keywords" {
+                            " (an episode's title is its first three keywords)"
+                        } else {
+                            ""
+                        }
+                    ),
                 });
             }
+        }
+        // A thread per worker: past this, starting them fails inside the runtime (issue 64: a
+        // million workers aborted with exit 134 and left the lock) instead of here.
+        if self.cluster.workers > MAX_WORKERS {
+            return Err(JobError::Parse {
+                file: "job".into(),
+                message: format!(
+                    "cluster.workers = {}: at most {MAX_WORKERS} worker threads a process (run \
+                     more processes for more)",
+                    self.cluster.workers
+                ),
+            });
         }
         self.encoder
             .options()

@@ -230,6 +230,14 @@ fn values_that_make_no_sense_are_refused() {
     assert!(err.contains("llm.trials"), "{err}");
     let err = run(&["--set", "cluster.workers=0"]);
     assert!(err.contains("cluster.workers = 0"), "{err}");
+    // Issue 64: a million workers aborted (exit 134) and left the lock; refused up front.
+    let err = run(&["--set", "cluster.workers=1000000"]);
+    assert!(
+        err.contains("cluster.workers = 1000000: at most 1024"),
+        "{err}"
+    );
+    let err = run(&["--set", "episodes.keywords=0"]);
+    assert!(err.contains("episodes.keywords = 0"), "{err}");
     assert!(!out.exists(), "a refused job left {}", out.display());
     for args in [
         vec!["encode", "--input", "x", "--out", "y", "--batch-size", "0"],
