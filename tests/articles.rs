@@ -454,6 +454,21 @@ fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row()
             && err.contains("--date-format"),
         "{err}"
     );
+    // A format chrono cannot read is refused before any row, naming it (issue 64: `%Q` failed
+    // every row, one at a time), and nothing is written.
+    let result = import(
+        &input,
+        &dir.path().join("q"),
+        &["--date-format", "%d/%Q/%Y"],
+    );
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        !result.status.success()
+            && err.contains("--date-format `%d/%Q/%Y` is not a date format")
+            && !err.contains("02/09/2024"),
+        "{err}"
+    );
+    assert!(!dir.path().join("q").exists());
     let segs = import_ok(
         &input,
         &dir.path().join("eu"),

@@ -62,3 +62,25 @@ pub struct ImportConfig {
     /// How articles are cut into segments.
     pub segment: SegmentConfig,
 }
+
+impl ImportConfig {
+    /// Checks the settings before any row is read: the segmenting ones
+    /// ([`SegmentConfig::validate`]) and `date_format`, whose every `%` must be one chrono knows
+    /// (issue 64: `%Q` failed every row, one row at a time).
+    pub fn validate(&self) -> Result<(), String> {
+        self.segment.validate()?;
+        if let Some(f) = &self.date_format {
+            let bad = chrono::format::StrftimeItems::new(f)
+                .any(|item| matches!(item, chrono::format::Item::Error));
+            if bad || f.trim().is_empty() {
+                return Err(format!(
+                    "--date-format `{}` is not a date format chrono reads (e.g. `%d/%m/%Y`, \
+                     `%B %d, %Y %H:%M`; the specifiers: \
+                     https://docs.rs/chrono/latest/chrono/format/strftime/)",
+                    f.escape_debug()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

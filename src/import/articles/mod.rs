@@ -102,7 +102,7 @@ pub async fn import(
     out: &Location,
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
-    config.segment.validate().map_err(ArticlesError::Settings)?;
+    config.validate().map_err(ArticlesError::Settings)?;
     crate::corpus::check_import_out(out).await?;
     import_into(spec, out, config, None).await
 }
@@ -130,7 +130,7 @@ pub async fn import_append(
     out: &Location,
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
-    config.segment.validate().map_err(ArticlesError::Settings)?;
+    config.validate().map_err(ArticlesError::Settings)?;
     let _held = hold_for_append(out).await?;
     let existing = existing_in(out).await?;
     import_into(spec, out, config, Some(existing)).await
@@ -162,7 +162,7 @@ pub async fn import_table_append(
     out: &Location,
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
-    config.segment.validate().map_err(ArticlesError::Settings)?;
+    config.validate().map_err(ArticlesError::Settings)?;
     let _held = hold_for_append(out).await?;
     let existing = existing_in(out).await?;
     import_from(
@@ -256,7 +256,7 @@ pub async fn import_table(
     out: &Location,
     config: &ImportConfig,
 ) -> Result<ArticlesImport, ArticlesError> {
-    config.segment.validate().map_err(ArticlesError::Settings)?;
+    config.validate().map_err(ArticlesError::Settings)?;
     crate::corpus::check_import_out(out).await?;
     import_from(Input::Table(table), &table.name, out, config, None).await
 }
