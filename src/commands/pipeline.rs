@@ -195,7 +195,7 @@ impl fmt::Display for Demoed {
         )?;
         writeln!(
             f,
-            "run outputs: {} (episodes, assignments, episode_articles, left_out, fragments, terms, pairs, lineage .parquet; job.toml; run.json)",
+            "run outputs: {} (episodes, assignments, episode_articles, left_out, fragments, terms, pairs, lineage, developments .parquet; job.toml; run.json)",
             o.run
         )?;
         writeln!(
