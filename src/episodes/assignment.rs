@@ -84,12 +84,7 @@ fn specs_of(
         .zip(keywords)
         .map(|(g, keywords)| EpisodeSpec {
             vector: classify::harmonic_vector_of(input.embeddings, g),
-            title: keywords
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" "),
+            title: super::names::title_of(&keywords),
             title_fields: Vec::new(),
             keywords,
             example_sentences: Vec::new(),

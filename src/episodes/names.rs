@@ -21,6 +21,16 @@ pub const OPENING_LIFT: f64 = 4.0;
 /// The fewest articles a boilerplate term opens (fewer is chance).
 pub const MIN_OPENINGS: usize = 3;
 
+/// An episode's title without an LLM: its first three keywords.
+pub fn title_of(keywords: &[String]) -> String {
+    keywords
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Per term (`0..n_terms`), whether it is boilerplate of articles' openings. `seg_terms[s]` are
 /// the terms of segment `s`; `opening[s]` says whether `s` is its article's first segment.
 pub fn boilerplate_terms(seg_terms: &[Vec<usize>], opening: &[bool], n_terms: usize) -> Vec<bool> {

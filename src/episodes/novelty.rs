@@ -498,12 +498,7 @@ fn added_row(
         episode_id: id,
         stable_id: None,
         status: None,
-        title: keywords
-            .iter()
-            .take(3)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
+        title: super::names::title_of(&keywords),
         title_fields: Vec::new(),
         keywords,
         example_sentences: Vec::new(),
