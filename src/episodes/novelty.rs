@@ -88,11 +88,6 @@ pub struct Rows<'a> {
 /// ([`super::Prepared::keywords`] in a run).
 pub type Keywords<'a> = dyn Fn(&[Vec<usize>]) -> Vec<Vec<String>> + 'a;
 
-/// The unit vector of `v` in f64 (zero stays zero).
-fn unit(v: &[f32]) -> Vec<f64> {
-    classify::unit_vectors(&[v.to_vec()], &[0]).remove(0)
-}
-
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -143,7 +138,8 @@ pub fn novelty_view(
         return report;
     }
     let (mut members, mut home) = members_of(segs, trial, &rows);
-    let units: Vec<Vec<f64>> = input.embeddings.iter().map(|v| unit(v)).collect();
+    let every: Vec<usize> = (0..segs.len()).collect();
+    let units = classify::unit_vectors(input.embeddings, &every);
     let cohesion = members
         .iter()
         .filter(|m| m.len() >= 2)

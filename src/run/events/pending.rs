@@ -34,12 +34,14 @@ impl Followed {
         articles: &[u64],
         previous: &[Vec<u64>],
     ) -> Self {
+        // The keys once (a hash of every segment): arrivals and the previous episodes both.
+        let keys = crate::lineage::segment_keys(segments);
         Self {
-            arrived: crate::lineage::segment_keys(segments)
-                .into_iter()
-                .map(|(_, article)| articles.binary_search(&article).is_err())
+            arrived: keys
+                .iter()
+                .map(|(_, article)| articles.binary_search(article).is_err())
                 .collect(),
-            previous: carried(segments, previous),
+            previous: held_by(&keys, previous),
         }
     }
 }
@@ -105,10 +107,15 @@ pub(in crate::run) fn carried(segments: &[Segment], previous: &[Vec<u64>]) -> Ve
     if previous.is_empty() {
         return Vec::new();
     }
-    let at: HashMap<u64, usize> = crate::lineage::segment_keys(segments)
-        .into_iter()
+    held_by(&crate::lineage::segment_keys(segments), previous)
+}
+
+/// [`carried`] given the segments' keys (`crate::lineage::segment_keys`).
+fn held_by(keys: &[(u64, u64)], previous: &[Vec<u64>]) -> Vec<Vec<usize>> {
+    let at: HashMap<u64, usize> = keys
+        .iter()
         .enumerate()
-        .map(|(i, (key, _))| (key, i))
+        .map(|(i, (key, _))| (*key, i))
         .collect();
     previous
         .iter()
