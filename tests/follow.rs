@@ -150,6 +150,15 @@ fn plant_episode(
     texts
 }
 
+/// Each segment's text of `event` in `corpus`, by (doc_id, seg_idx).
+fn texts_of(corpus: &Path, event: &str) -> BTreeMap<(u32, u32), String> {
+    read_rows::<Segment>(corpus)
+        .into_iter()
+        .filter(|s| s.key_event == event)
+        .map(|s| ((s.doc_id, s.seg_idx), s.text))
+        .collect()
+}
+
 /// Writes `segments` as the corpus's, `seg_idx` dense within each article, in corpus order.
 fn write_renumbered(corpus: &Path, segments: Vec<Segment>) {
     let mut renumbered: Vec<Segment> = Vec::new();
@@ -435,12 +444,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
     let rows = lineage(&out);
 
     // The planted episode: a `new` row whose segments are mostly the planted ones.
-    let segs: Vec<Segment> = read_rows(&corpus);
-    let text_of: BTreeMap<(u32, u32), &str> = segs
-        .iter()
-        .filter(|s| s.key_event == target)
-        .map(|s| ((s.doc_id, s.seg_idx), s.text.as_str()))
-        .collect();
+    let text_of = texts_of(&corpus, target);
     let assignments: Vec<Assignment> = read_rows(&out);
     let diagnosis: Vec<String> = rows
         .iter()
@@ -454,7 +458,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
                 .collect();
             let planted_n = mine
                 .iter()
-                .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)]))
+                .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)].as_str()))
                 .count();
             format!(
                 "{} {} {:?} from {:?}: {} segments, {planted_n} planted, {} new",
@@ -482,7 +486,7 @@ fn a_planted_episode_shows_as_new_and_one_whose_segments_are_gone_as_ended() {
         assignments
             .iter()
             .filter(|a| a.key_event == target && a.trial == 0 && Some(a.episode_id) == r.episode_id)
-            .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)]))
+            .filter(|a| planted_texts.contains(text_of[&(a.doc_id, a.seg_idx)].as_str()))
             .count()
     };
     let holder = rows
@@ -1144,17 +1148,12 @@ fn the_novelty_view_tells_todays_development_apart_and_leaves_the_rest_as_it_was
 
     // In the target: the episode holding most of the planted segments is mostly them, holds
     // most of them, is `new`, and is listed among today's developments with its articles.
-    let segs: Vec<Segment> = read_rows(&corpus);
-    let text_of: BTreeMap<(u32, u32), &str> = segs
-        .iter()
-        .filter(|s| s.key_event == target)
-        .map(|s| ((s.doc_id, s.seg_idx), s.text.as_str()))
-        .collect();
+    let text_of = texts_of(&corpus, target);
     let assignments: Vec<Assignment> = read_rows(&novel);
     let mut held: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
     for a in assignments.iter().filter(|a| a.key_event == target) {
         let e = held.entry(a.episode_id).or_default();
-        e.0 += usize::from(planted.contains(text_of[&(a.doc_id, a.seg_idx)]));
+        e.0 += usize::from(planted.contains(text_of[&(a.doc_id, a.seg_idx)].as_str()));
         e.1 += 1;
     }
     let (&holder, &(mine, size)) = held.iter().max_by_key(|(_, (n, _))| *n).unwrap();

@@ -186,6 +186,7 @@ fn next_batch(out: &Location, files: &[(String, usize)]) -> usize {
         .filter_map(|(name, _)| batch_number(name))
         .collect();
     let highest = numbers.iter().next_back().copied().unwrap_or(files.len());
+    let next = highest.max(files.len()) + 1;
     let missing: Vec<String> = (2..highest)
         .filter(|n| !numbers.contains(n))
         .map(|n| out.display_child(&format!("segments-{n:06}.parquet")))
@@ -197,10 +198,10 @@ fn next_batch(out: &Location, files: &[(String, usize)]) -> usize {
             out.display(),
             missing.len(),
             missing.join(", "),
-            highest.max(files.len()) + 1
+            next
         );
     }
-    highest.max(files.len()) + 1
+    next
 }
 
 /// A segments file's batch number: 1 for `segments.parquet`, n for `segments-<n>.parquet`.
