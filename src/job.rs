@@ -433,6 +433,39 @@ impl Job {
         Ok(job)
     }
 
+    /// The counts a job gives: each at least 1 (a zero says what it would do), and the worker
+    /// threads at most [`MAX_WORKERS`] a process: past that, starting them fails inside the
+    /// runtime (issue 64: a million workers aborted with exit 134 and left the lock).
+    fn check_counts(&self) -> Result<(), JobError> {
+        let refuse = |message: String| {
+            Err(JobError::Parse {
+                file: "job".into(),
+                message,
+            })
+        };
+        for (key, value, why) in [
+            ("cluster.workers", self.cluster.workers, ""),
+            ("encoder.batch_size", self.encoder.batch_size, ""),
+            (
+                "episodes.keywords",
+                self.episodes.keywords,
+                " (an episode's title is its first three keywords)",
+            ),
+        ] {
+            if value == 0 {
+                return refuse(format!("{key} = 0: must be at least 1{why}"));
+            }
+        }
+        if self.cluster.workers > MAX_WORKERS {
+            return refuse(format!(
+                "cluster.workers = {}: at most {MAX_WORKERS} worker threads a process (run more \
+                 processes for more)",
+                self.cluster.workers
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that the required settings are there.
     pub fn validate(&self) -> Result<(), JobError> {
         if self.corpus.is_empty() {
@@ -470,37 +503,7 @@ impl Job {
                 file: "job".into(),
                 message: format!("episodes.density: {e}"),
             })?;
-        for (key, value) in [
-            ("cluster.workers", self.cluster.workers),
-            ("encoder.batch_size", self.encoder.batch_size),
-            ("episodes.keywords", self.episodes.keywords),
-        ] {
-            if value == 0 {
-                return Err(JobError::Parse {
-                    file: "job".into(),
-                    message: format!(
-                        "{key} = 0: must be at least 1{}",
-                        if key == "episodes.keywords" {
-                            " (an episode's title is its first three keywords)"
-                        } else {
-                            ""
-                        }
-                    ),
-                });
-            }
-        }
-        // A thread per worker: past this, starting them fails inside the runtime (issue 64: a
-        // million workers aborted with exit 134 and left the lock) instead of here.
-        if self.cluster.workers > MAX_WORKERS {
-            return Err(JobError::Parse {
-                file: "job".into(),
-                message: format!(
-                    "cluster.workers = {}: at most {MAX_WORKERS} worker threads a process (run \
-                     more processes for more)",
-                    self.cluster.workers
-                ),
-            });
-        }
+        self.check_counts()?;
         self.encoder
             .options()
             .validate()
