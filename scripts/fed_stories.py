@@ -509,6 +509,27 @@ def told_on_day(res, run, corpus, truth_rows, day):
     return out
 
 
+def homes(run):
+    """(event, url) -> the set of episodes (trial 0) holding that article in the run's tables."""
+    import pyarrow.parquet as pq
+    path = os.path.join(run, "episode_articles.parquet")
+    out = defaultdict(set)
+    if os.path.exists(path):
+        for r in pq.read_table(path, columns=["key_event", "trial", "episode_id", "source_id"]).to_pylist():
+            if r["trial"] == 0:
+                out[r["key_event"], r["source_id"]].add(r["episode_id"])
+    return out
+
+
+def told_before(yesterday, truth_rows, event, phase, day):
+    """How many of `phase`'s articles before `day` the previous run held in an episode, and in
+    how many episodes: a phase partly told the day before can only grow old episodes."""
+    held = [yesterday.get((event, r["url"]), set()) for r in truth_rows
+            if r["event"] == event and r["phase"] == phase and int(r["day"]) < day]
+    held = [h for h in held if h]
+    return len(held), len(set().union(*held)) if held else 0
+
+
 def daily(args, extra):
     n_days = 0
     while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
@@ -524,7 +545,8 @@ def daily(args, extra):
         every = list(csv.DictReader(f))
     seen, purities, lines = {}, [], []
     meaning, changed = {}, set()  # (event, stable id) -> its phase so far; ids whose phase changed
-    arriving, told, honest, flagged, seconds = 0, 0, 0, 0, 0.0
+    arriving, told, honest, flagged, seconds, partly = 0, 0, 0, 0, 0.0, 0
+    yesterday = {}
     for day in range(1, n_days + 1):
         imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
         cmd = run_cmd(args, corpus, run, extra)
@@ -559,16 +581,23 @@ def daily(args, extra):
             line += (f"; arriving {len(phases)}, told on their day {sum(p[3] for p in phases)}; "
                      f"new flags honest {h}/{n}")
             for event, phase, size, ok, why in phases:
-                print(f"    arrives day {day}: {event}/{phase} ({size}): {'told' if ok else 'MISSED, ' + why}")
+                before = told_before(yesterday, every, event, phase, day)
+                if not ok and before[0]:
+                    partly += 1
+                print(f"    arrives day {day}: {event}/{phase} ({size}): {'told' if ok else 'MISSED, ' + why}"
+                      f"; the day before: {before[0]} of its articles there, in {before[1]} episode(s)")
             for event, episode, share in bad:
                 print(f"    new but not news: {event} e{episode} ({share:.2f} of its articles arrived)")
         lines.append(line + f"; run {took:.1f}s")
+        yesterday = homes(run)
     print("\n".join(["=== summary"] + lines))
     always = sum(all(v) for v in seen.values())
     print(f"phases found in every daily run: {always} of {len(seen)}; purity min/mean "
           f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
     print(f"arriving phases told on their day: {told} of {arriving}; honest new flags: {honest} of {flagged}; "
           f"ids whose majority phase changed: {len(changed)} of {len(meaning)}; runs {seconds:.1f}s in all")
+    print(f"missed phases partly there the day before (some of their articles in the previous run's "
+          f"episodes): {partly} of {arriving - told}")
 
 
 def day_overlap(a, b):
