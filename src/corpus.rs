@@ -6,6 +6,57 @@ use crate::sharding;
 use crate::storage::{Location, StorageError};
 use crate::tables::{Segment, Table};
 
+/// A segments file a run reads: `run.json`'s `corpus_files`, pinned at the run's start
+/// ([`pin`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CorpusFile {
+    /// Its name in the corpus.
+    pub name: String,
+    /// Its size.
+    pub bytes: u64,
+    /// Its segments.
+    pub rows: u64,
+}
+
+/// The corpus this process's run reads and its pinned files ([`pin`]).
+static PINNED: std::sync::Mutex<Option<(String, Vec<CorpusFile>)>> = std::sync::Mutex::new(None);
+
+/// The pinned files of `corpus`, if this process pinned it ([`pin`]).
+pub fn pinned(corpus: &Location) -> Option<Vec<CorpusFile>> {
+    let pinned = PINNED.lock().unwrap_or_else(|e| e.into_inner());
+    pinned
+        .as_ref()
+        .filter(|(c, _)| c == corpus.display())
+        .map(|(_, files)| files.clone())
+}
+
+/// Pins `corpus` for this process's run (issue 64, item 3): its segments files now, with their
+/// sizes and rows, are the ones every later read of this process takes ([`segment_files`]), so
+/// an append that lands while the run works is seen by the next run only; a pinned file that
+/// is gone or changed size is an error naming it. Returns them (`run.json`'s `corpus_files`).
+pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
+    unpin();
+    let sizes: std::collections::BTreeMap<String, u64> = corpus
+        .list_folder("")
+        .await?
+        .into_iter()
+        .map(|(name, size, _)| (name, size))
+        .collect();
+    let mut files = Vec::new();
+    for (name, _, rows) in listed_segment_files(corpus).await? {
+        let bytes = sizes.get(&name).copied().unwrap_or_default();
+        files.push(CorpusFile { name, bytes, rows });
+    }
+    *PINNED.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some((corpus.display().to_string(), files.clone()));
+    Ok(files)
+}
+
+/// Ends this process's pin ([`pin`]).
+pub fn unpin() {
+    *PINNED.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
 /// Errors of reading a corpus.
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
@@ -28,6 +79,9 @@ pub enum CorpusError {
         /// The first.
         first: String,
     },
+    /// A segments file this run pinned at its start is gone or changed.
+    #[error("{0}: {1} since this run began (it reads the corpus as it was then; an append adds files and changes none): run again to read the corpus as it is now")]
+    Changed(String, String),
     /// Segments share a key: assignments and labels, which name a segment by its key, would
     /// be ambiguous.
     #[error("{corpus}: {}", duplicate_keys(*count, key_event, *doc_id, *seg_idx))]
@@ -138,14 +192,50 @@ pub fn check_unique_keys(corpus: &str, segments: &[Segment]) -> Result<(), Corpu
 /// The segments files of a corpus and their row-group counts, in name order; each file's
 /// footer is read and its columns checked against the `segments` schema, so that a file cut
 /// short or of another schema, or a corpus without a segment, is an error before any work.
+///
+/// Where this process pinned `corpus` ([`pin`]), the pinned files, each checked to be there
+/// with its size.
 pub async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, CorpusError> {
+    let Some(pinned) = pinned(corpus) else {
+        return Ok(listed_segment_files(corpus)
+            .await?
+            .into_iter()
+            .map(|(name, groups, _)| (name, groups))
+            .collect());
+    };
+    let sizes: std::collections::BTreeMap<String, u64> = corpus
+        .list_folder("")
+        .await?
+        .into_iter()
+        .map(|(name, size, _)| (name, size))
+        .collect();
+    let mut files = Vec::new();
+    for f in pinned {
+        let changed = |what: String| CorpusError::Changed(corpus.display_child(&f.name), what);
+        match sizes.get(&f.name) {
+            None => return Err(changed("gone".into())),
+            Some(&b) if b != f.bytes => {
+                return Err(changed(format!("{} bytes, {} when it began", b, f.bytes)))
+            }
+            Some(_) => {}
+        }
+        let (groups, _) = corpus
+            .parquet_row_groups(&f.name, &Segment::schema())
+            .await?;
+        files.push((f.name, groups));
+    }
+    Ok(files)
+}
+
+/// The segments files of a corpus as listed now: each one's name, row groups and rows.
+async fn listed_segment_files(corpus: &Location) -> Result<Vec<(String, usize, u64)>, CorpusError> {
     let mut files = Vec::new();
     let mut rows = 0;
     for name in corpus.list().await? {
         if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
             let (groups, n) = corpus.parquet_row_groups(&name, &Segment::schema()).await?;
             rows += n;
-            files.push((name, groups));
+            files.push((name, groups, n));
         }
     }
     if files.is_empty() {

@@ -203,6 +203,7 @@ impl Default for Job {
             cluster: ClusterSettings::default(),
             llm: LlmConfig::default(),
             import: crate::import::articles::ImportConfig::default(),
+            keep_versions: default_keep_versions(),
         }
     }
 }
@@ -222,6 +223,10 @@ pub struct Job {
     /// Output folder.
     #[serde(default)]
     pub out: String,
+    /// How many committed versions `--out` keeps in `_versions/` (at least 1: the current one;
+    /// docs/tables.md, "Versions").
+    #[serde(default = "default_keep_versions")]
+    pub keep_versions: usize,
     /// Encoder.
     #[serde(default)]
     pub encoder: EncoderConfig,
@@ -240,6 +245,10 @@ pub struct Job {
     /// `epimine import --articles`: column names, bad rows, how articles are cut.
     #[serde(default)]
     pub import: crate::import::articles::ImportConfig,
+}
+
+fn default_keep_versions() -> usize {
+    crate::run_folder::versions::DEFAULT_KEEP
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted
@@ -446,6 +455,11 @@ impl Job {
         for (key, value, why) in [
             ("cluster.workers", self.cluster.workers, ""),
             ("encoder.batch_size", self.encoder.batch_size, ""),
+            (
+                "keep_versions",
+                self.keep_versions,
+                " (the current version is always kept)",
+            ),
             (
                 "episodes.keywords",
                 self.episodes.keywords,

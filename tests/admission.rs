@@ -474,3 +474,213 @@ fn on_s3_a_held_folder_is_refused_and_a_killed_runs_lock_is_taken_over() {
     assert!(stderr(&resumed).contains("is gone"), "{}", stderr(&resumed));
     same_bytes(&out, "resumed on s3");
 }
+
+/// Makes the lock of `out` look like another machine's that has not been refreshed for 10
+/// minutes (a holder stalled there: SIGSTOP, a frozen VM), so that the next run takes it over.
+fn age_the_lock(out: &Path) {
+    let locks: Vec<_> = std::fs::read_dir(out.join("_lock"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(locks.len(), 1, "{locks:?}");
+    let holder = serde_json::json!({
+        "command": "epimine run", "host": "node-b", "pid": 4242,
+        "started": "2026-01-01T00:00:00Z", "machine": "another-boot pid:[1]",
+        "process_start": 5, "epimine": "0.1.0"
+    });
+    std::fs::write(&locks[0], holder.to_string()).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&locks[0])
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(600))
+        .unwrap();
+}
+
+/// Issue 64, item 2: a run stalled at its switch (its fence passed) or inside its publication
+/// while another run took the folder over and committed never replaces the newer result: at
+/// the switch it loses the run number (exit 1, naming the winner, its version removed); after
+/// its switch, the newer run finishes its publication first, and the stalled one, resuming,
+/// leaves the top of the folder as the newest commit's.
+#[test]
+fn a_run_stalled_at_its_switch_never_replaces_a_newer_result() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 6, 10);
+    // The newer run's tables differ from the stalled one's (five keywords a title).
+    let newer = ["--set", "episodes.keywords=5"];
+    // The newer run alone, and after the stalled one's (its run 2: the ids follow run 1).
+    let alone = dir.path().join("alone");
+    ok(run(&corpus, s(&alone), &newer, &[]).output().unwrap());
+    let after = dir.path().join("after");
+    ok(run(&corpus, s(&after), &[], &[]).output().unwrap());
+    ok(run(&corpus, s(&after), &newer, &[]).output().unwrap());
+    for point in ["switch", "publish"] {
+        let reference = if point == "switch" { &alone } else { &after };
+        let out = dir.path().join(point);
+        let marker = dir.path().join(format!("{point}.stall"));
+        std::fs::write(&marker, b"").unwrap();
+        let log = dir.path().join(format!("{point}.log"));
+        let stall = format!("{point}:{}", s(&marker));
+        let mut stalled = run(&corpus, s(&out), &[], &[("EPIMINE_STALL", &stall)])
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        wait_until(&mut stalled, || {
+            std::fs::read_to_string(&log).is_ok_and(|t| t.contains("stalling at"))
+        });
+        age_the_lock(&out);
+        let took_over = ok(run(&corpus, s(&out), &newer, &[]).output().unwrap());
+        let said = stderr(&took_over);
+        assert!(said.contains("it was not refreshed for"), "{point}: {said}");
+        assert_same_tables(reference, &out, &format!("{point}: the newer run"));
+        std::fs::remove_file(&marker).unwrap();
+        let (resumed, _) = wait_bounded(stalled, 300);
+        let said = std::fs::read_to_string(&log).unwrap();
+        let commits: Vec<String> = files_in(&out.join("_commits"));
+        if point == "switch" {
+            assert_eq!(resumed.status.code(), Some(1), "{said}");
+            assert!(
+                said.contains("another run committed run 1 first (epimine run on host"),
+                "{said}"
+            );
+            assert_eq!(commits, ["000001.json"]);
+        } else {
+            // Committed as run 1, published by the newer run (run 2) before its own.
+            assert!(resumed.status.success(), "{said}");
+            assert!(
+                said.contains("run 2 (epimine run on host") && said.contains("published again"),
+                "{said}"
+            );
+            assert_eq!(commits, ["000001.json", "000002.json"]);
+            assert_eq!(files_in(&out.join("history")).len(), 2);
+        }
+        // The top of the folder is the newer run's, whole, and only committed versions are
+        // kept.
+        assert_same_tables(reference, &out, &format!("{point}: after the stalled run"));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(report["job"]["episodes"]["keywords"], 5, "{point}");
+        assert_eq!(
+            files_in(&out.join("_versions")).len(),
+            commits.len(),
+            "{point}"
+        );
+    }
+}
+
+/// Issue 64, item 4: every folder a run writes in `--out` is checked before any work, so a run
+/// that could not commit stops at once, naming the folder, and the last good result stays whole
+/// (here `history/` replaced by a file: root, which runs the tests, may write any folder).
+#[test]
+fn a_folder_a_run_cannot_write_stops_it_before_any_work_and_the_last_result_stays() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 3, 10);
+    let out = dir.path().join("out");
+    ok(run(&corpus, s(&out), &[], &[]).output().unwrap());
+    let committed = std::fs::read(out.join("run.json")).unwrap();
+    let history = out.join("history");
+    std::fs::rename(&history, dir.path().join("history-away")).unwrap();
+    std::fs::write(&history, b"not a folder").unwrap();
+    let o = run(&corpus, s(&out), &["--set", "episodes.keywords=5"], &[])
+        .output()
+        .unwrap();
+    let said = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!("{} is not a folder", s(&history)))
+            && said.contains("a run writes its history/ there"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("encoding"),
+        "refused before any work: {said}"
+    );
+    assert_eq!(std::fs::read(out.join("run.json")).unwrap(), committed);
+    assert_eq!(files_in(&out.join("_commits")), ["000001.json"]);
+    std::fs::remove_file(&history).unwrap();
+    std::fs::rename(dir.path().join("history-away"), &history).unwrap();
+    ok(
+        run(&corpus, s(&out), &["--set", "episodes.keywords=5"], &[])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        files_in(&out.join("_commits")),
+        ["000001.json", "000002.json"]
+    );
+}
+
+/// Issue 64, item 3: a run reads the corpus as it was when it began. A batch that lands while
+/// it works (here during its statistics stage, the run held there) is not read by it — its
+/// tables are those of the corpus before, and `run.json`'s `corpus_files` names the files it
+/// read — and the next run reads it.
+#[test]
+fn a_batch_appended_during_a_run_is_the_next_runs() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 3, 10);
+    let before = dir.path().join("before");
+    ok(run(&corpus, s(&before), &[], &[]).output().unwrap());
+    let out = dir.path().join("out");
+    let marker = dir.path().join("statistics.stall");
+    std::fs::write(&marker, b"").unwrap();
+    let log = dir.path().join("stalled.log");
+    let stall = format!("statistics:{}", s(&marker));
+    let mut stalled = run(&corpus, s(&out), &[], &[("EPIMINE_STALL", &stall)])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_until(&mut stalled, || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("stalling at"))
+    });
+    // A batch lands: the first event's articles again, as new articles (ids after the last).
+    let segments: Vec<epimine::tables::Segment> = read_rows(&corpus);
+    let last = segments.iter().map(|s| s.doc_id).max().unwrap();
+    let first_event = segments[0].key_event.clone();
+    let batch: Vec<epimine::tables::Segment> = segments
+        .iter()
+        .filter(|s| s.key_event == first_event)
+        .map(|s| epimine::tables::Segment {
+            doc_id: s.doc_id + last + 1,
+            ..s.clone()
+        })
+        .collect();
+    let loc = Location::parse(s(&corpus), false).unwrap();
+    block_on(async {
+        let mut w = loc
+            .table_writer_named::<epimine::tables::Segment>("segments-000002.parquet")
+            .unwrap();
+        w.push(batch).await.unwrap();
+        w.finish().await.unwrap();
+    });
+    std::fs::remove_file(&marker).unwrap();
+    let (done, _) = wait_bounded(stalled, 300);
+    assert!(
+        done.status.success(),
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    assert_same_tables(&before, &out, "a run with a batch appended meanwhile");
+    let files = |out: &Path| -> Vec<String> {
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+        report["corpus_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(files(&out), ["segments.parquet"]);
+    ok(run(&corpus, s(&out), &[], &[]).output().unwrap());
+    assert_eq!(files(&out), ["segments-000002.parquet", "segments.parquet"]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let articles: u64 = report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["key_event"] == first_event.as_str())
+        .map(|e| e["articles"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(articles, 20, "{report}");
+}

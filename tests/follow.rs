@@ -655,7 +655,9 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
     // lineage.parquet), and after run.json before the history's head.
     // The assembly's writes, counted: the seven tables, then the history's state, its
     // articles and lineage.parquet (stopped after the state, and after lineage.parquet).
-    for fault in ["assembly:8", "assembly:10", "history"] {
+    // Then after the third file of the committed version is published (issue 64: committed,
+    // its publication finished by the next run).
+    for fault in ["assembly:8", "assembly:10", "publish:3", "history"] {
         let out = dir.path().join(format!("out-{}", fault.replace(':', "-")));
         // Run 1 on the same first corpus (synth gives the same bytes), then the same change.
         let original = corpus_with_ids(
@@ -674,12 +676,32 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
             &[("EPIMINE_FAULT", fault)],
         );
         assert_eq!(killed.status.signal(), Some(9), "{fault}: {killed:?}");
+        let committed = fault == "history" || fault.starts_with("publish");
+        let manifest = || -> serde_json::Value {
+            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap()
+        };
         if fault == "history" {
             // Committed (run.json) but stopped before the head: history/ holds run 2 whole.
-            assert!(out.join("run.json").exists());
+            assert_eq!(manifest()["history"]["run"], 2);
+        } else if committed {
+            // Committed (`_commits/000002.json`), its publication stopped before run.json.
+            assert_eq!(
+                files_in(&out.join("_commits")),
+                ["000001.json", "000002.json"]
+            );
+            assert_eq!(manifest()["history"]["run"], 1, "{fault}");
         } else {
-            // Not committed: history/ and the head are run 1's, as they were.
-            assert!(!out.join("run.json").exists());
+            // Not committed: run 1 is there whole (its run.json and every file it lists), and
+            // history/ and the head are run 1's, as they were.
+            assert_eq!(manifest()["history"]["run"], 1, "{fault}");
+            assert!(
+                matches!(
+                    block_on(epimine::run_folder::commit::verify(&loc(&out))),
+                    Ok(epimine::run_folder::commit::Verified::Committed(_))
+                ),
+                "{fault}: run 1 is not whole"
+            );
+            assert_eq!(files_in(&out.join("_commits")), ["000001.json"], "{fault}");
             let now = history_files(&out);
             assert_eq!(
                 now[..1],
@@ -698,7 +720,7 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
         let again = run_at(&original, &out, "2024-05-02", &[], &[]);
         ok(again);
         let got = history_files(&out);
-        if fault == "history" {
+        if committed {
             // Run 2 was committed: the re-run finished its head and is run 3 (nothing changed).
             assert_eq!(got[..2], want[..2], "{fault}");
             assert_eq!(got.len(), 4);
@@ -711,7 +733,7 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
             );
         }
         let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
-        let n = if fault == "history" { 3 } else { 2 };
+        let n = if committed { 3 } else { 2 };
         assert!(head.contains(&format!("\"run\": {n}")), "{fault}: {head}");
         // Only the head's ids (and its articles) are kept.
         assert_eq!(
@@ -766,7 +788,8 @@ fn a_history_runs_forward_and_a_lost_head_is_an_error_not_a_restart() {
                 && err.contains(
                     "3 committed run(s) (history/000001.parquet … history/000003.parquet)"
                 )
-                && err.contains("delete the folders _identity/ and history/")
+                && err
+                    .contains("delete the folders _identity/, history/, _commits/ and _versions/")
                 && err.contains("this run cannot follow them")
                 && !err.contains("   "),
             "{lost}: {err}"

@@ -1,6 +1,7 @@
 //! The commit (process 0): the checkpoints of events no longer in the corpus deleted, the final
-//! tables streamed from the checkpoints with the history ([`history`]), then `run.json`, then
-//! the history's head.
+//! tables streamed from the checkpoints with the history ([`history`]), then `run.json`, all
+//! into a version folder of their own; the switch ([`versions::switch`]); then the version
+//! published to the top of `--out` and the history's head.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -14,7 +15,7 @@ use crate::run_folder::manifest::{
     AssemblyMemory, CheckpointSummary, EventStatus, ModelInfo, Outcome, RunReport, StageTime,
     TableEntry,
 };
-use crate::run_folder::{checkpoint, commit};
+use crate::run_folder::{checkpoint, commit, versions};
 use crate::storage::{Location, StorageError};
 use crate::tables::{Assignment, Episode, EpisodeArticle, FragmentRow, LeftOut, Pair, Table, Term};
 use crate::topology::Cluster;
@@ -30,14 +31,103 @@ pub(super) struct Finished {
     pub(super) run_time: Option<i64>,
 }
 
-/// The commit (process 0): the final tables from the checkpoints, then `run.json`, last.
+/// The commit (process 0), a snapshot commit ([`versions`]): every file of the run written
+/// into a version folder of its own (the final tables from the checkpoints, `job.toml`, then
+/// `run.json`), `fence` passed (this run still holds `--out`), the switch, then the version
+/// published to the names the README gives. Nothing at the top of `--out` changes before the
+/// switch; a version left by a failed commit is removed.
 pub(super) fn commit_run(
     job: &Job,
     cluster: &Cluster,
     runtime: &tokio::runtime::Runtime,
     out: &Location,
     done: Finished,
+    fence: &dyn Fn() -> Result<(), String>,
 ) -> Result<RunReport, RunError> {
+    let run = done.previous.last().map_or(1, |(run, _)| run + 1);
+    let folder = versions::new_folder(run);
+    // The commit begins: this run's files go into their version while the finished run that
+    // was there stays whole.
+    super::kept::committing(&folder);
+    let written = write_version(job, cluster, runtime, out, &folder, done).and_then(|w| {
+        fence().map_err(|reason| RunError::Out {
+            location: job.out.clone(),
+            reason,
+        })?;
+        Ok(w)
+    });
+    let (report, files, committed) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            if let Err(d) = runtime.block_on(versions::delete_folder(out, &folder)) {
+                tracing::warn!("cannot remove {}: {d}", out.display_child(&folder));
+            }
+            return Err(e);
+        }
+    };
+    let record = versions::Record {
+        run,
+        run_time_ms: committed.run_time_ms(),
+        folder: folder.clone(),
+        files,
+        holder: crate::storage::lock::Holder::this_process("epimine run").describe(),
+        committed: crate::run_folder::history::rfc3339(crate::run_folder::history::now_ms()),
+    };
+    crate::fault::stall("switch");
+    if let Err(e) = runtime.block_on(versions::switch(out, &record)) {
+        if let Err(d) = runtime.block_on(versions::delete_folder(out, &folder)) {
+            tracing::warn!("cannot remove {}: {d}", out.display_child(&folder));
+        }
+        return Err(e.into());
+    }
+    super::kept::switched();
+    crate::fault::stall("publish");
+    runtime.block_on(publish(out, record, committed))?;
+    match runtime.block_on(versions::prune(out, job.keep_versions)) {
+        Ok(0) => {}
+        Ok(n) => tracing::debug!("{}: {n} older version(s) removed", out.display()),
+        Err(e) => tracing::warn!("cannot remove older versions: {e}"),
+    }
+    Ok(report)
+}
+
+/// Publishes the committed `record` (with its history's `committed`) unless a newer run
+/// committed meanwhile; then, where one did (this run stalled after its switch), publishes the
+/// newest again, so that the top of `--out` ends as the newest commit's.
+async fn publish(
+    out: &Location,
+    record: versions::Record,
+    committed: history::Committed,
+) -> Result<(), RunError> {
+    let newer = |r: Option<versions::Record>| r.filter(|n| n.run > record.run);
+    if newer(versions::latest(out).await?).is_none() {
+        versions::publish(out, &record).await?;
+        committed.commit(out).await?;
+    }
+    if let Some(n) = newer(versions::latest(out).await?) {
+        tracing::warn!(
+            "{}: run {} ({}) committed after this run's switch; its version is published again",
+            out.display(),
+            n.run,
+            n.holder
+        );
+        versions::publish(out, &n).await?;
+        history::Committed::of(&n).commit(out).await?;
+    }
+    Ok(())
+}
+
+/// Writes every file of this run into the version folder `folder` of `out`: the final tables,
+/// the history's state files, `job.toml`, then `run.json`. Returns the run's report, the
+/// version's files in the order to publish them (`run.json` last) and the history's commit.
+fn write_version(
+    job: &Job,
+    cluster: &Cluster,
+    runtime: &tokio::runtime::Runtime,
+    out: &Location,
+    folder: &str,
+    done: Finished,
+) -> Result<(RunReport, Vec<String>, history::Committed), RunError> {
     let Finished {
         gathered,
         model,
@@ -47,20 +137,15 @@ pub(super) fn commit_run(
         run_time,
     } = done;
     let started = Instant::now();
-    // The commit begins: a finished run that was there until now stops being one, and the job
-    // of this run replaces its job.toml.
-    super::kept::committing();
-    runtime.block_on(async {
-        out.delete(commit::MANIFEST).await?;
-        out.put(commit::JOB_FILE, job.to_toml().into_bytes().into())
-            .await
-    })?;
+    let version = out.folder(folder);
+    runtime.block_on(version.put(commit::JOB_FILE, job.to_toml().into_bytes().into()))?;
     let statuses: Vec<EventStatus> = gathered.reports.into_values().map(|r| r.status).collect();
     let deleted = runtime.block_on(delete_stale(out, &statuses))?;
     let rss_before = reset_peak_rss();
     let run_time = run_time.unwrap_or_else(crate::run_folder::history::now_ms);
-    let (mut tables, history, committed) =
-        runtime.block_on(assemble_tables(out, &statuses, previous, run_time))?;
+    let (mut tables, history, committed) = runtime.block_on(assemble_tables(
+        out, &version, &statuses, previous, run_time,
+    ))?;
     let assembly_memory = rss_before
         .zip(peak_rss())
         .map(|(rss_before_mib, peak_mib)| AssemblyMemory {
@@ -97,6 +182,10 @@ pub(super) fn commit_run(
         events: statuses,
         checkpoints: summary,
         tables,
+        corpus_files: Location::parse(&job.corpus, false)
+            .ok()
+            .and_then(|c| crate::corpus::pinned(&c))
+            .unwrap_or_default(),
         assembly_memory,
         history: Some(history),
     };
@@ -104,12 +193,10 @@ pub(super) fn commit_run(
         location: out.display_child(commit::MANIFEST),
         reason: e.to_string(),
     })?;
-    runtime.block_on(async {
-        out.put(commit::MANIFEST, json.into_bytes().into()).await?;
-        // The history's own commit, after the run's: the next run continues from this one.
-        committed.commit(out).await
-    })?;
-    Ok(report)
+    runtime.block_on(version.put(commit::MANIFEST, json.into_bytes().into()))?;
+    let mut files: Vec<String> = report.tables.iter().map(|t| t.name.clone()).collect();
+    files.push(commit::MANIFEST.to_string());
+    Ok((report, files, committed))
 }
 
 /// Deletes the checkpoints of events no longer in the corpus; returns how many.
@@ -138,6 +225,7 @@ pub(super) async fn delete_stale(
 /// and what commits it once `run.json` is written.
 async fn assemble_tables(
     out: &Location,
+    version: &Location,
     statuses: &[EventStatus],
     previous: history::Previous,
     run_time: i64,
@@ -149,14 +237,14 @@ async fn assemble_tables(
     ),
     RunError,
 > {
-    let mut lineage = history::Writers::start(out, previous, run_time)?;
-    let mut episodes = out.table_writer::<Episode>()?;
-    let mut assignments = out.table_writer::<Assignment>()?;
-    let mut fragments = out.table_writer::<FragmentRow>()?;
-    let mut terms = out.table_writer::<Term>()?;
-    let mut pairs = out.table_writer::<Pair>()?;
-    let mut articles = out.table_writer::<EpisodeArticle>()?;
-    let mut left_out = out.table_writer::<LeftOut>()?;
+    let mut lineage = history::Writers::start(version, previous, run_time)?;
+    let mut episodes = version.table_writer::<Episode>()?;
+    let mut assignments = version.table_writer::<Assignment>()?;
+    let mut fragments = version.table_writer::<FragmentRow>()?;
+    let mut terms = version.table_writer::<Term>()?;
+    let mut pairs = version.table_writer::<Pair>()?;
+    let mut articles = version.table_writer::<EpisodeArticle>()?;
+    let mut left_out = version.table_writer::<LeftOut>()?;
     let stage = crate::progress::Bar::start("writing the tables", statuses.len() as u64);
     let streamed = async {
         for status in statuses {

@@ -54,6 +54,9 @@ pub enum RunError {
         /// Why.
         reason: String,
     },
+    /// The switch to this run's version failed: another run committed first.
+    #[error(transparent)]
+    Version(#[from] crate::run_folder::versions::VersionError),
     /// A checkpoint needed for the final tables could not be read.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),

@@ -48,21 +48,34 @@ pub async fn job_fingerprint(command: &str, job: &Job, shared_out: bool) -> Fing
 }
 
 /// The segments files of a corpus: their count, bytes and a digest of their names and sizes
-/// (what a reader says when it cannot list them).
+/// (what a reader says when it cannot list them); the files this process pinned, when it did
+/// ([`crate::corpus::pin`]).
 async fn corpus_files(corpus: &str) -> String {
-    let listed = match Location::parse(corpus, false) {
-        Ok(loc) => loc.list_folder("").await.map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
+    let location = Location::parse(corpus, false);
+    let pinned = location
+        .as_ref()
+        .ok()
+        .and_then(crate::corpus::pinned)
+        .map(|files| files.into_iter().map(|f| (f.name, f.bytes)).collect());
+    let listed = match (pinned, location) {
+        (Some(files), _) => Ok(files),
+        (None, Ok(loc)) => loc
+            .list_folder("")
+            .await
+            .map(|found| {
+                found
+                    .into_iter()
+                    .filter(|(n, _, _)| {
+                        !n.contains('/') && n.starts_with("segments") && n.ends_with(".parquet")
+                    })
+                    .map(|(n, size, _)| (n, size))
+                    .collect::<Vec<(String, u64)>>()
+            })
+            .map_err(|e| e.to_string()),
+        (None, Err(e)) => Err(e.to_string()),
     };
     match listed {
-        Ok(found) => {
-            let files: Vec<(String, u64)> = found
-                .into_iter()
-                .filter(|(n, _, _)| {
-                    !n.contains('/') && n.starts_with("segments") && n.ends_with(".parquet")
-                })
-                .map(|(n, size, _)| (n, size))
-                .collect();
+        Ok(files) => {
             let bytes: u64 = files.iter().map(|(_, s)| s).sum();
             let digest = Sha256::digest(format!("{files:?}"));
             let hex = crate::digest::hex(&digest[..6]);

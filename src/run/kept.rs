@@ -10,7 +10,10 @@ struct Kept {
     out: String,
     /// A finished run was there when this one began (its `run.json` stays until the commit).
     finished_before: bool,
-    committing: bool,
+    /// The version folder of the commit under way.
+    committing: Option<String>,
+    /// Whether the switch is done.
+    switched: bool,
 }
 
 static RUN: Mutex<Option<Kept>> = Mutex::new(None);
@@ -22,7 +25,8 @@ pub(super) fn opened(out: &str, finished_before: bool) {
     *RUN.lock().expect("kept") = Some(Kept {
         out: out.to_string(),
         finished_before,
-        committing: false,
+        committing: None,
+        switched: false,
     });
 }
 
@@ -31,10 +35,17 @@ pub(super) fn checkpoint_written() {
     CHECKPOINTS.fetch_add(1, Ordering::SeqCst);
 }
 
-/// The commit began (`run.json` is removed, the final tables are written).
-pub(super) fn committing() {
+/// The commit began: the final tables are written into the version folder `folder`.
+pub(super) fn committing(folder: &str) {
     if let Some(k) = RUN.lock().expect("kept").as_mut() {
-        k.committing = true;
+        k.committing = Some(folder.to_string());
+    }
+}
+
+/// The switch is done: this run is committed, its publication under way.
+pub(super) fn switched() {
+    if let Some(k) = RUN.lock().expect("kept").as_mut() {
+        k.switched = true;
     }
 }
 
@@ -44,9 +55,16 @@ pub fn interrupted() -> Option<String> {
     let run = RUN.lock().ok()?;
     let k = run.as_ref()?;
     let written = CHECKPOINTS.load(Ordering::SeqCst);
-    let state = if k.committing {
+    let state = if k.switched {
         format!(
-            "it was writing the final tables, so {} holds no run.json (not a finished run)",
+            "this run was committed ({}) while its tables were being published; the next run \
+             finishes that first",
+            k.committing.as_deref().unwrap_or("_versions/")
+        )
+    } else if let Some(folder) = k.committing.as_deref().filter(|_| k.finished_before) {
+        format!(
+            "{}/run.json and the tables of the finished run that was there are kept whole (this \
+             run was writing its own into {folder}, not committed)",
             k.out
         )
     } else if k.finished_before {

@@ -245,6 +245,7 @@ fn statistics(
     cluster: &Cluster,
 ) -> Result<Shares, RunError> {
     fault("statistics", 1);
+    crate::fault::stall("statistics");
     let stage = Stage::start("statistics dataflow");
     let shares = stats::compute_by_event(
         &[Round {
@@ -370,6 +371,27 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
     run_interruptible(job, options, &Interrupt::new())
 }
 
+/// Pins the corpus as it is now ([`crate::corpus::pin`]): what this run reads, whatever an
+/// append adds meanwhile. Before the job's fingerprint, which names the pinned files, so that
+/// the processes a run admits read the same files. A corpus that cannot be read is left to
+/// [`check_inputs`], which every process reports on together.
+fn pin_corpus(job: &Job, runtime: &tokio::runtime::Runtime) {
+    if let Ok(corpus) = Location::parse(&job.corpus, false) {
+        if let Err(e) = runtime.block_on(crate::corpus::pin(&corpus)) {
+            tracing::debug!("the corpus is not pinned: {e}");
+        }
+    }
+}
+
+/// Ends the corpus's pin ([`crate::corpus::pin`]) when a run ends, however it ends.
+struct Unpin;
+
+impl Drop for Unpin {
+    fn drop(&mut self) {
+        crate::corpus::unpin();
+    }
+}
+
 /// The error of a run stopped by its [`Interrupt`].
 fn interrupted(job: &Job) -> RunError {
     RunError::Interrupted(job.out.clone())
@@ -383,11 +405,13 @@ pub fn run_interruptible(
     options: &RunOptions,
     interrupt: &Interrupt,
 ) -> Result<Option<RunOutcome>, RunError> {
+    let _pin = Unpin;
     job.validate()?;
     for warning in job.warnings() {
         tracing::warn!("{warning}");
     }
     let runtime = crate::runtime::multi_thread()?;
+    pin_corpus(job, &runtime);
     // The layout (flags, job, launcher) and this process's address, before any work.
     let mut cluster = job
         .cluster
@@ -453,13 +477,12 @@ pub fn run_interruptible(
         previous: previous.expect("process 0 read the history"),
         run_time: options.run_time,
     };
-    if let Some(lock) = &lock {
-        lock.check_now(&runtime).map_err(|reason| RunError::Out {
-            location: job.out.clone(),
-            reason,
-        })?;
-    }
-    let report = commit_run(job, &cluster, &runtime, &out, finished)?;
+    let fence = || lock.as_ref().map_or(Ok(()), |l| l.check_now(&runtime));
+    fence().map_err(|reason| RunError::Out {
+        location: job.out.clone(),
+        reason,
+    })?;
+    let report = commit_run(job, &cluster, &runtime, &out, finished, &fence)?;
     drop(lock);
     Ok(Some(RunOutcome {
         report,
@@ -529,8 +552,10 @@ fn open_out(
 /// group sense (§2); writes `terms.parquet` and `pairs.parquet` (process 0), the same tables
 /// `epimine run` writes. `None` outside process 0.
 pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunError> {
+    let _pin = Unpin;
     job.validate()?;
     let runtime = crate::runtime::multi_thread()?;
+    pin_corpus(job, &runtime);
     let cluster = job
         .cluster
         .resolve()?

@@ -38,7 +38,7 @@ pub enum CommitError {
         reason: String,
     },
     /// A file does not match `run.json`.
-    #[error("{location} does not match run.json ({reason}): the folder mixes files of different runs; run `epimine run` again")]
+    #[error("{location} does not match run.json ({reason}): the folder mixes files of different runs; run `epimine run` again (a run stopped while publishing its committed version is finished first; each kept version is whole in _versions/, named in _commits/)")]
     Mismatch {
         /// The file.
         location: String,
@@ -63,20 +63,58 @@ pub fn is_ours(name: &str) -> bool {
         || tables.iter().any(|t| t == name)
         || name.starts_with(&format!("{}/", super::checkpoint::DIR))
         || name.starts_with(&format!("{}/", LOCK_DIR))
+        || name.starts_with(&format!("{}/", super::versions::VERSIONS_DIR))
+        || name.starts_with(&format!("{}/", super::versions::COMMITS_DIR))
         || name.starts_with(PROBE_PREFIX)
         || super::history::is_history(name)
 }
 
-/// Checks before any work that `--out` can be written (a probe object written and deleted) and
-/// that it holds no files of anything but a run of ours (unless `overwrite`).
+/// The folders a run writes in `--out` besides its top.
+const FOLDERS: [&str; 5] = [
+    super::checkpoint::DIR,
+    super::versions::VERSIONS_DIR,
+    super::versions::COMMITS_DIR,
+    super::history::HISTORY_DIR,
+    super::history::STATE_DIR,
+];
+
+/// Checks before any work that `--out` and every folder a run writes there can be written (a
+/// probe object written and deleted in each; on a local disk only in the folders already
+/// there, as a missing one is made in the top) and that it holds no files of anything but a
+/// run of ours (unless `overwrite`).
 pub async fn check_out(out: &Location, process: usize, overwrite: bool) -> Result<(), String> {
     let probe = format!("{PROBE_PREFIX}{process}");
-    out.put(&probe, bytes::Bytes::from_static(b"probe"))
-        .await
-        .map_err(|e| format!("cannot write there: {e}"))?;
-    out.delete(&probe)
-        .await
-        .map_err(|e| format!("cannot delete there: {e}"))?;
+    let local = out.local_path();
+    for folder in std::iter::once("").chain(FOLDERS) {
+        if let Some(dir) = &local {
+            let path = dir.join(folder);
+            if !folder.is_empty() && path.exists() && !path.is_dir() {
+                return Err(format!(
+                    "{} is not a folder: a run writes its {folder}/ there; move it away",
+                    path.display()
+                ));
+            }
+            if !folder.is_empty() && !path.is_dir() {
+                continue;
+            }
+        }
+        let name = if folder.is_empty() {
+            probe.clone()
+        } else {
+            format!("{folder}/{probe}")
+        };
+        let shown = if folder.is_empty() {
+            String::new()
+        } else {
+            format!(" (its folder {folder}/)")
+        };
+        out.put(&name, bytes::Bytes::from_static(b"probe"))
+            .await
+            .map_err(|e| format!("cannot write there{shown}: {e}"))?;
+        out.delete(&name)
+            .await
+            .map_err(|e| format!("cannot delete there{shown}: {e}"))?;
+    }
     if overwrite {
         return Ok(());
     }

@@ -217,6 +217,9 @@ pub struct RunReport {
     /// Every file of the run with its sha256 and row count: `run.json` is written last, so a
     /// reader that finds the files matching this list reads one whole run.
     pub tables: Vec<TableEntry>,
+    /// The corpus's segments files this run read, pinned at its start (an append meanwhile is
+    /// the next run's): name, bytes, segments.
+    pub corpus_files: Vec<crate::corpus::CorpusFile>,
     /// Resident memory of process 0 around the final assembly (Linux; `null` elsewhere).
     pub assembly_memory: Option<AssemblyMemory>,
     /// This run in the history of its `--out`: its number and time, the previous run's, and

@@ -11,6 +11,9 @@
 //! - one checkpoint per event in `_checkpoints/` ([`checkpoint`]: the event's rows,
 //!   [`outputs`], its status and fingerprint, written whole or not at all);
 //! - the history of the folder ([`history`]: `history/`, `_identity/`);
+//! - the committed versions and their log ([`versions`]: `_versions/`, `_commits/`): a run
+//!   writes its files into a version folder of its own and makes it current in one atomic step,
+//!   then publishes it to the names above;
 //! - while a run holds the folder, its lock in [`LOCK_DIR`] (taken and kept by
 //!   `crate::storage::lock`).
 
@@ -20,6 +23,7 @@ pub mod history;
 pub mod manifest;
 pub mod outputs;
 pub mod summary;
+pub mod versions;
 
 /// The folder of the lock objects inside `--out` (one run per output folder at a time).
 pub use crate::storage::lock::LOCK_DIR;

@@ -287,6 +287,41 @@ impl Location {
         Ok(found)
     }
 
+    /// The folder `dir` of this location, as a location of its own (the same store).
+    pub fn folder(&self, dir: &str) -> Location {
+        Location {
+            store: Arc::clone(&self.store),
+            prefix: self.object(dir),
+            display: self.display_child(dir.trim_matches('/')),
+            kind: self.kind,
+        }
+    }
+
+    /// Copies the object `from` to `to`, replacing what is there in one step (on a local disk
+    /// a hard link staged and renamed into place, no bytes copied; on S3 a server-side copy).
+    pub async fn copy(&self, from: &str, to: &str) -> Result<()> {
+        if let Some(dir) = self.local_path() {
+            // Already the same file (a publication done again): renaming a hard link over its
+            // own name does nothing and would leave the staged link behind.
+            use std::os::unix::fs::MetadataExt;
+            let same = |a: std::fs::Metadata, b: std::fs::Metadata| {
+                a.dev() == b.dev() && a.ino() == b.ino()
+            };
+            if let (Ok(a), Ok(b)) = (
+                std::fs::metadata(dir.join(from)),
+                std::fs::metadata(dir.join(to)),
+            ) {
+                if same(a, b) {
+                    return Ok(());
+                }
+            }
+        }
+        self.store
+            .copy(&self.object(from), &self.object(to))
+            .await
+            .map_err(self.store_err(to))
+    }
+
     /// Deletes an object (a missing one is no error).
     pub async fn delete(&self, name: &str) -> Result<()> {
         match self.store.delete(&self.object(name)).await {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{rfc3339, EndedEpisode, HistoryError, HistoryReport, HEAD, HISTORY_DIR, STATE_DIR};
 use crate::lineage::Stamp;
+use crate::run_folder::versions;
 use crate::storage::{Location, StorageError, TableWriter, Written};
 use crate::tables::{Development, EpisodeKeys, EpisodeState, EventArticles, Lineage, Table};
 
@@ -80,7 +81,7 @@ struct CommittedHistory {
 /// history file and head written, so that this run follows it.
 pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     let fix = "; to start a new history on purpose (episodes numbered afresh), delete the \
-               folders _identity/ and history/ of --out";
+               folders _identity/, history/, _commits/ and _versions/ of --out";
     let mut head: Option<Head> = if out.exists(HEAD).await? {
         Some(
             serde_json::from_slice(&out.get(HEAD).await?).map_err(|e| HistoryError::Out {
@@ -91,6 +92,7 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     } else {
         None
     };
+    head = finish_published(out, head, fix).await?;
     if let Some(run) = unfinished_commit(out, head.as_ref()).await? {
         let committed = Committed {
             head: Head {
@@ -128,6 +130,18 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
                      copy{fix}",
                     out.display_child(HISTORY_DIR),
                     runs.len()
+                ),
+            });
+        }
+        if let Some(r) = versions::latest(out).await.ok().flatten() {
+            return Err(HistoryError::Out {
+                location: out.display_child(HEAD),
+                reason: format!(
+                    "missing, but {} holds run {} committed: this run cannot follow it, and \
+                     numbering afresh would give its episode ids again. Restore {HEAD} and \
+                     {STATE_DIR}/ from a copy{fix}",
+                    out.display_child(versions::COMMITS_DIR),
+                    r.run
                 ),
             });
         }
@@ -176,6 +190,59 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     })
 }
 
+/// The commit after `head` when `_commits/` holds one ([`versions`]): a run stopped between
+/// its switch and the end of its publication (or still publishing). `Err` when `_commits/`
+/// holds a later run than that: the head was removed or lost.
+async fn unpublished(
+    out: &Location,
+    head: Option<&Head>,
+    fix: &str,
+) -> Result<Option<versions::Record>, HistoryError> {
+    let next = head.map_or(1, |h| h.run + 1);
+    let latest = versions::latest(out).await.map_err(|e| HistoryError::Out {
+        location: out.display_child(versions::COMMITS_DIR),
+        reason: e.to_string(),
+    })?;
+    match latest {
+        Some(r) if r.run == next => Ok(Some(r)),
+        // Without a head, [`previous`] names what is missing.
+        Some(_) if head.is_none() => Ok(None),
+        Some(r) if r.run > next => Err(HistoryError::Out {
+            location: out.display_child(HEAD),
+            reason: format!(
+                "{} holds run {} committed, but the history's head is {}: this run cannot                  follow it, and numbering from there would give its episode ids again. Restore                  {HEAD} and {STATE_DIR}/ from a copy{fix}",
+                out.display_child(versions::COMMITS_DIR),
+                r.run,
+                head.map_or("missing".to_string(), |h| format!("run {}", h.run)),
+            ),
+        }),
+        _ => Ok(None),
+    }
+}
+
+/// [`previous`]'s first step: a committed version not yet wholly published (its run stopped
+/// between the switch and its head) is published and its head written; returns the head then.
+async fn finish_published(
+    out: &Location,
+    head: Option<Head>,
+    fix: &str,
+) -> Result<Option<Head>, HistoryError> {
+    let Some(record) = unpublished(out, head.as_ref(), fix).await? else {
+        return Ok(head);
+    };
+    tracing::info!(
+        "{}: run {} committed ({}) but its publication was not finished; finishing it",
+        out.display(),
+        record.run,
+        record.folder
+    );
+    let committed = Committed::of(&record);
+    versions::publish(out, &record).await?;
+    let head = committed.head.clone();
+    committed.commit(out).await?;
+    Ok(Some(head))
+}
+
 /// The state file of the last committed run (a commit stopped before its head counts as
 /// committed, as [`previous`] finishes it); `None` without a history. Read only.
 async fn committed_state(out: &Location) -> Result<Option<String>, HistoryError> {
@@ -184,6 +251,9 @@ async fn committed_state(out: &Location) -> Result<Option<String>, HistoryError>
     } else {
         None
     };
+    if let Ok(Some(r)) = unpublished(out, head.as_ref(), "").await {
+        return Ok(Some(format!("{}/{}", r.folder, state_file(r.run))));
+    }
     Ok(match unfinished_commit(out, head.as_ref()).await? {
         Some(run) => Some(state_file(run.run)),
         None => head.map(|h| h.state),
@@ -461,6 +531,23 @@ pub(crate) struct Committed {
 }
 
 impl Committed {
+    /// The history's commit of a committed version.
+    pub(crate) fn of(record: &versions::Record) -> Self {
+        Self {
+            head: Head {
+                run: record.run,
+                run_time_ms: record.run_time_ms,
+                run_time: rfc3339(record.run_time_ms),
+                state: state_file(record.run),
+            },
+        }
+    }
+
+    /// This run's time, ms since 1970 UTC.
+    pub(crate) fn run_time_ms(&self) -> i64 {
+        self.head.run_time_ms
+    }
+
     /// Writes `history/<run>.parquet` (this run's `lineage.parquet`, copied whole), then the head
     /// naming this run, then deletes the state files of earlier runs.
     pub(crate) async fn commit(self, out: &Location) -> Result<(), StorageError> {
