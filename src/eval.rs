@@ -376,7 +376,10 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;
     // A peer's table (no run.json) may lack the nullable id columns (`stable_id`, `status`).
-    let assignments: Vec<Assignment> = run.read_table_filling().await?;
+    let assignments: Vec<Assignment> = crate::run_folder::versions::tables_of(run)
+        .await
+        .read_table_filling()
+        .await?;
     let events: BTreeMap<String, Option<String>> = segments
         .iter()
         .map(|s| (s.key_event.clone(), s.theme.clone()))

@@ -41,6 +41,8 @@ class _Folder:
         #: The folder, as given (a local path, ``file://…`` or ``s3://…``).
         self.location = location
         self._tables: dict[str, Table] = {}
+        # Where the tables lie inside the folder ("" for its top).
+        self._prefix = ""
 
     def __fspath__(self) -> str:
         return self.location
@@ -54,7 +56,7 @@ class _Folder:
         """The table ``name`` (``episodes``, or ``episodes.parquet``), read whole once."""
         name = name.removesuffix(".parquet")
         if name not in self._tables:
-            native = _epimine.read_table(self.location, f"{name}.parquet")
+            native = _epimine.read_table(self.location, f"{self._prefix}{name}.parquet")
             self._tables[name] = Table(native, name, self.location)
         return self._tables[name]
 
@@ -150,6 +152,11 @@ class Run(_Folder):
         summary: str | None = None,
     ) -> None:
         super().__init__(location)
+        # The tables are read in the run's own version folder (``run.json``'s ``version``)
+        # while it is kept: a run committing meanwhile does not mix its tables in.
+        version = (manifest or {}).get("version")
+        if isinstance(version, str) and version.startswith("_versions/"):
+            self._prefix = version + "/"
         #: What ``epimine run`` prints last (events done, what the episodes hold and leave out
         #: and why, the history, what failed), for a run made by :func:`run` or :func:`detect`;
         #: ``None`` for a folder opened with :func:`open_run`.

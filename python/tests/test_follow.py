@@ -58,3 +58,8 @@ def test_appending_a_table_keeps_the_untouched_events_ids(tmp_path: pathlib.Path
     assert developments.num_rows == len(second.manifest["history"]["developments"])
     history = sorted(p.name for p in (out / "history").iterdir())
     assert len(history) == 2, history
+    # The first run's tables, read only now, are still its own (its version folder, issue 64):
+    # every episode new, none continued, though the top of `out` is the second run's.
+    assert first.manifest["version"] != second.manifest["version"]
+    assert set(pa.table(first.episodes).column("status").to_pylist()) == {"new"}
+    assert "continued" in set(pa.table(second.episodes).column("status").to_pylist())

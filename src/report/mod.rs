@@ -74,8 +74,10 @@ pub async fn render(
             trials,
         });
     }
-    let episodes: Vec<Episode> = run.read_table().await?;
-    let assignments: Vec<Assignment> = run.read_table().await?;
+    // The tables of the run whose run.json was read, even while another commits.
+    let tables = crate::run_folder::versions::tables_of(run).await;
+    let episodes: Vec<Episode> = tables.read_table().await?;
+    let assignments: Vec<Assignment> = tables.read_table().await?;
 
     // Every assigned segment is looked up in the corpus; the top ones of the shown trial are
     // kept whole.
@@ -89,7 +91,7 @@ pub async fn render(
     // run of the same `--out`. A run without one shows no marks.
     // A re-run that changed nothing for an event keeps the marks of the last run that did.
     let lineage: Vec<Lineage> = if !baseline && run.exists(&Lineage::file_name()).await? {
-        marks::since_last_change(run, run.read_table().await?).await?
+        marks::since_last_change(run, tables.read_table().await?).await?
     } else {
         Vec::new()
     };

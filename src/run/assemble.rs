@@ -182,6 +182,7 @@ fn write_version(
         events: statuses,
         checkpoints: summary,
         tables,
+        version: folder.to_string(),
         corpus_files: Location::parse(&job.corpus, false)
             .ok()
             .and_then(|c| crate::corpus::pinned(&c))

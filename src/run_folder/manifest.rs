@@ -217,6 +217,10 @@ pub struct RunReport {
     /// Every file of the run with its sha256 and row count: `run.json` is written last, so a
     /// reader that finds the files matching this list reads one whole run.
     pub tables: Vec<TableEntry>,
+    /// The run's version folder in `--out` (`_versions/<run>-…`), which holds the same files
+    /// as long as it is kept (`keep_versions`): a reader that reads its tables there reads this
+    /// run's, whatever commits meanwhile.
+    pub version: String,
     /// The corpus's segments files this run read, pinned at its start (an append meanwhile is
     /// the next run's): name, bytes, segments.
     pub corpus_files: Vec<crate::corpus::CorpusFile>,

@@ -163,6 +163,31 @@ pub async fn publish(out: &Location, record: &Record) -> Result<(), StorageError
     Ok(())
 }
 
+/// Where a reader of the run in `run` reads its tables: the version folder its `run.json`
+/// names, while it is kept (so that a run committing meanwhile does not mix its tables in);
+/// else `run` itself (a run from before the snapshot commits, a baseline's folder, a version
+/// folder given as the run).
+pub async fn tables_of(run: &Location) -> Location {
+    let version = match run.get(super::commit::MANIFEST).await {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("version")?.as_str().map(str::to_string)),
+        Err(_) => None,
+    };
+    match version {
+        Some(v)
+            if v.starts_with(VERSIONS_DIR)
+                && run
+                    .exists(&format!("{v}/{}", super::commit::MANIFEST))
+                    .await
+                    .unwrap_or(false) =>
+        {
+            run.folder(&v)
+        }
+        _ => run.clone(),
+    }
+}
+
 /// Deletes every object of the folder `folder` of `out`.
 pub async fn delete_folder(out: &Location, folder: &str) -> Result<(), StorageError> {
     for (name, _, _) in out.list_folder(folder).await? {
