@@ -99,7 +99,8 @@ pub struct RunArgs {
     /// Override any job setting: `--set episodes.top_articles=0.3` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Ignore the checkpoints in --out: compute every event again.
+    /// Ignore the checkpoints in --out: compute every event again; and follow this corpus
+    /// in an --out whose last run followed another (refused without it).
     #[arg(long)]
     pub fresh: bool,
     /// Write into an --out that holds files of something other than an epimine run.

@@ -1217,3 +1217,52 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Issue 64, item 5: a corpus that is not the one an `--out` follows (here the same articles
+/// under other key events) is refused before any work, naming both corpora and an event it
+/// lacks; with `--fresh` it is run, and the episodes of the old events end.
+#[test]
+fn another_corpus_into_a_followed_out_is_refused_unless_fresh() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 3, 10);
+    let out = dir.path().join("out");
+    ok(run_at(&corpus, &out, "2024-05-01", &[], &[]));
+    let committed = std::fs::read(out.join("run.json")).unwrap();
+    let other = dir.path().join("other");
+    copy_dir(&corpus, &other);
+    let mut segments: Vec<Segment> = read_rows(&other);
+    for s in &mut segments {
+        s.key_event = s.key_event.replace("synth_event", "other_event");
+    }
+    block_on(loc(&other).write_table(&segments)).unwrap();
+    let refused = run_at(&other, &out, "2024-05-02", &[], &[]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "its last run (run 1) followed the corpus {}",
+            s(&corpus)
+        )) && said.contains(&format!(
+            "3 of its 3 key event(s) are not in the corpus {} (e.g. `synth_event_000`)",
+            s(&other)
+        )) && said.contains("pass --fresh"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("encoding"),
+        "refused before any work: {said}"
+    );
+    assert_eq!(std::fs::read(out.join("run.json")).unwrap(), committed);
+    // The same corpus again is no stranger; with --fresh the other one is run.
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    ok(run_at(&other, &out, "2024-05-03", &["--fresh"], &[]));
+    let rows = lineage(&out);
+    assert!(rows
+        .iter()
+        .filter(|r| r.key_event.starts_with("synth_event"))
+        .all(|r| r.status == "ended"));
+    assert!(rows
+        .iter()
+        .filter(|r| r.key_event.starts_with("other_event"))
+        .all(|r| r.status == "new"));
+}

@@ -453,7 +453,7 @@ def run(
     (a general-news text does better). ``workers``: threads (one process: several are the command line's).
 
     Run again on the same ``out`` it resumes: every key event whose checkpoint still matches
-    is reused (``fresh=True`` computes everything). An ``out`` holding files of anything else
+    is reused (``fresh=True`` computes everything, and follows this corpus in an ``out`` whose last run followed another). An ``out`` holding files of anything else
     is refused unless ``overwrite=True``. Ctrl-C stops the run at the next event, keeps what
     is done, and raises ``KeyboardInterrupt``: the same call again resumes.
 

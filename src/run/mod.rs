@@ -526,6 +526,9 @@ fn open_out(
         held =
             Some(crate::storage::lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
         let prev = runtime.block_on(history::previous(&out))?;
+        if !options.fresh {
+            check_followed_corpus(job, &out, &prev, runtime)?;
+        }
         if let Some((run, last_ms)) = prev.last() {
             check_run_time(&out, options.run_time, run, last_ms)?;
         }
@@ -545,6 +548,47 @@ fn open_out(
         })?;
     }
     Ok((out, job_entry, held, previous))
+}
+
+/// A run into an `--out` whose history follows another corpus is refused before any work
+/// (issue 64, item 5), unless `--fresh`: at least half of the key events of the last committed
+/// run must be in this run's corpus, or this run would end every episode of the others (and a
+/// run with the right corpus after it would give them new ids).
+fn check_followed_corpus(
+    job: &Job,
+    out: &Location,
+    previous: &history::Previous,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(), RunError> {
+    let before = previous.events();
+    let Some((run, _)) = previous.last().filter(|_| !before.is_empty()) else {
+        return Ok(());
+    };
+    let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
+    let mut now = std::collections::BTreeSet::new();
+    for (name, _) in runtime.block_on(crate::corpus::segment_files(&corpus))? {
+        now.extend(runtime.block_on(corpus.distinct_strings(&name, "key_event"))?);
+    }
+    let missing: Vec<&String> = before.iter().filter(|e| !now.contains(*e)).collect();
+    if missing.len() * 2 <= before.len() {
+        return Ok(());
+    }
+    let then = runtime
+        .block_on(out.get(commit::MANIFEST))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["job"]["corpus"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "another corpus".into());
+    Err(RunError::Out {
+        location: job.out.clone(),
+        reason: format!(
+            "its last run (run {run}) followed the corpus {then}: {} of its {} key event(s) are not in the corpus {} (e.g. `{}`), so this run would end every episode of them. Give the --out of this corpus, or pass --fresh to follow this corpus here anyway",
+            missing.len(),
+            before.len(),
+            job.corpus,
+            missing[0]
+        ),
+    })
 }
 
 /// `epimine stats` with word vectors: the statistics dataflow, then on the worker owning each

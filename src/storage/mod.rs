@@ -619,6 +619,42 @@ impl Location {
             .collect()
     }
 
+    /// The distinct values of the string column `column` of the Parquet file `name` (only that
+    /// column is read).
+    pub async fn distinct_strings(
+        &self,
+        name: &str,
+        column: &str,
+    ) -> Result<std::collections::BTreeSet<String>> {
+        let reader = self.open_parquet(name).await?;
+        let location = reader.display.clone();
+        let pq = |source| StorageError::Parquet {
+            location: location.clone(),
+            source,
+        };
+        let builder =
+            ParquetRecordBatchStreamBuilder::new_with_options(reader, ArrowReaderOptions::new())
+                .await
+                .map_err(pq)?;
+        let mask = parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), [column]);
+        let stream = builder.with_projection(mask).build().map_err(pq)?;
+        let batches: Vec<RecordBatch> = stream.map(|b| b.map_err(pq)).try_collect().await?;
+        let mut values = std::collections::BTreeSet::new();
+        for b in &batches {
+            let Some(col) = b.column_by_name(column) else {
+                continue;
+            };
+            let Some(a) = col.as_any().downcast_ref::<arrow_array::StringArray>() else {
+                return Err(StorageError::Schema {
+                    location: location.clone(),
+                    reason: format!("column {column} is {}, not utf8", col.data_type()),
+                });
+            };
+            values.extend(a.iter().flatten().map(str::to_string));
+        }
+        Ok(values)
+    }
+
     /// Reads the whole Parquet file `name` and checks that its columns are exactly `expected`'s
     /// (names, types and nullability, in order).
     pub async fn read_parquet(&self, name: &str, expected: &SchemaRef) -> Result<Vec<RecordBatch>> {

@@ -61,6 +61,15 @@ impl Previous {
     pub(crate) fn last(&self) -> Option<(u32, i64)> {
         self.head.as_ref().map(|h| (h.run, h.run_time_ms))
     }
+
+    /// The key events the last committed run had episodes or articles of.
+    pub(crate) fn events(&self) -> BTreeSet<String> {
+        let mut events: BTreeSet<String> = self.state.keys().cloned().collect();
+        if let Some(articles) = &self.articles {
+            events.extend(articles.keys().cloned());
+        }
+        events
+    }
 }
 
 /// The history part of a committed `run.json`, as read back.
