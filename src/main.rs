@@ -67,7 +67,7 @@ fn main() -> std::process::ExitCode {
     catch_signals(created.clone());
     match runtime.block_on(commands::dispatch(cli.command)) {
         Ok(finished) => {
-            print!("{finished}");
+            print!("{}", epimine::error_line::printable(&finished.to_string()));
             if finished.partial() {
                 std::process::ExitCode::from(3)
             } else {
@@ -76,7 +76,10 @@ fn main() -> std::process::ExitCode {
         }
         Err(e) => {
             epimine::storage::remove_empty_folders(&created);
-            eprintln!("error: {}", epimine::error_line::one_line(&e));
+            eprintln!(
+                "error: {}",
+                epimine::error_line::printable(&epimine::error_line::one_line(&e))
+            );
             std::process::ExitCode::FAILURE
         }
     }

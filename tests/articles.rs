@@ -962,3 +962,36 @@ fn wire_copy_is_kept_once_and_site_furniture_dropped() {
         .sum();
     assert_eq!(furniture, 120, "{table:?}");
 }
+
+/// Issue 64's minor items: a folder of feeds holding `feed1 copy%20.csv` (the store lists it
+/// percent-encoded) imports like any file; ESC and BEL in a CSV header and in a file's name are
+/// printed as escapes, never raw.
+#[test]
+fn odd_file_names_and_headers_are_read_and_printed_safely() {
+    let dir = scratch();
+    let feeds = dir.path().join("feeds");
+    std::fs::create_dir_all(&feeds).unwrap();
+    std::fs::write(feeds.join("feed1 copy%20.csv"), csv_text(&articles())).unwrap();
+    let from_folder = import_ok(&feeds, &dir.path().join("corpus"), &[]);
+    let plain = dir.path().join("plain.csv");
+    std::fs::write(&plain, csv_text(&articles())).unwrap();
+    assert_eq!(
+        from_folder,
+        import_ok(&plain, &dir.path().join("plain"), &[])
+    );
+
+    let odd = dir.path().join("feed\u{1b}[31m\u{7}.csv");
+    let text = csv_text(&articles()).replacen("text", "te\u{1b}[2Jxt\u{7}", 1);
+    std::fs::write(&odd, text).unwrap();
+    let result = import(&odd, &dir.path().join("odd"), &[]);
+    let (out, err) = (
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr),
+    );
+    assert!(!result.status.success(), "{out}{err}");
+    assert!(
+        !out.contains('\u{1b}') && !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "{out:?}{err:?}"
+    );
+    assert!(err.contains("\\x1b"), "{err}");
+}

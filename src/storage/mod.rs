@@ -190,6 +190,18 @@ impl Location {
     }
 
     fn object(&self, name: &str) -> ObjectPath {
+        // As the store lists names (a file `copy%20.csv` or `feed[1].csv` is its own name, not
+        // one to percent-encode again); a name the store would not list (an empty part, `..`)
+        // part by part, encoded.
+        let parts: Vec<&str> = name.split('/').filter(|p| !p.is_empty()).collect();
+        let joined = std::iter::once(self.prefix.as_ref())
+            .filter(|p| !p.is_empty())
+            .chain(parts.iter().copied())
+            .collect::<Vec<_>>()
+            .join("/");
+        if let Ok(path) = ObjectPath::parse(&joined) {
+            return path;
+        }
         name.split('/')
             .filter(|p| !p.is_empty())
             .fold(self.prefix.clone(), |path, part| path.clone().join(part))
@@ -270,17 +282,14 @@ impl Location {
             .try_collect()
             .await
             .map_err(self.store_err(dir))?;
-        let strip = self.prefix.as_ref();
         let mut found: Vec<_> = metas
             .into_iter()
             .map(|m| {
-                let full = m.location.as_ref();
-                let name = full
-                    .strip_prefix(strip)
-                    .unwrap_or(full)
-                    .trim_start_matches('/')
-                    .to_string();
-                (name, m.size, std::time::SystemTime::from(m.last_modified))
+                (
+                    self.relative_name(&m.location),
+                    m.size,
+                    std::time::SystemTime::from(m.last_modified),
+                )
             })
             .collect();
         found.sort();
@@ -381,19 +390,22 @@ impl Location {
 
     /// The listed objects' names relative to this location, sorted.
     fn relative_names(&self, metas: Vec<object_store::ObjectMeta>) -> Vec<String> {
-        let strip = self.prefix.as_ref();
         let mut names: Vec<String> = metas
             .into_iter()
-            .map(|m| {
-                let full = m.location.as_ref();
-                full.strip_prefix(strip)
-                    .unwrap_or(full)
-                    .trim_start_matches('/')
-                    .to_string()
-            })
+            .map(|m| self.relative_name(&m.location))
             .collect();
         names.sort();
         names
+    }
+
+    /// An object's name relative to this location, as the store lists it (and as
+    /// [`Location::object`] takes it back).
+    fn relative_name(&self, path: &ObjectPath) -> String {
+        let full = path.as_ref();
+        full.strip_prefix(self.prefix.as_ref())
+            .unwrap_or(full)
+            .trim_start_matches('/')
+            .to_string()
     }
 
     /// Writes `batches` as the Parquet file `name`, whole or not at all.
