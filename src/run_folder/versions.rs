@@ -164,28 +164,27 @@ pub async fn publish(out: &Location, record: &Record) -> Result<(), StorageError
 }
 
 /// Where a reader of the run in `run` reads its tables: the version folder its `run.json`
-/// names, while it is kept (so that a run committing meanwhile does not mix its tables in);
-/// else `run` itself (a run from before the snapshot commits, a baseline's folder, a version
-/// folder given as the run).
+/// names, while it is kept and holds the same `run.json` (so that a run committing meanwhile
+/// does not mix its tables in); else `run` itself (a run from before the snapshot commits, a
+/// baseline's folder, a version folder given as the run, a run.json edited by hand).
 pub async fn tables_of(run: &Location) -> Location {
-    let version = match run.get(super::commit::MANIFEST).await {
-        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|v| v.get("version")?.as_str().map(str::to_string)),
-        Err(_) => None,
+    let Ok(manifest) = run.get(super::commit::MANIFEST).await else {
+        return run.clone();
     };
-    match version {
-        Some(v)
-            if v.starts_with(VERSIONS_DIR)
-                && run
-                    .exists(&format!("{v}/{}", super::commit::MANIFEST))
-                    .await
-                    .unwrap_or(false) =>
-        {
-            run.folder(&v)
+    let version = serde_json::from_slice::<serde_json::Value>(&manifest)
+        .ok()
+        .and_then(|v| v.get("version")?.as_str().map(str::to_string))
+        .filter(|v| v.starts_with(VERSIONS_DIR));
+    if let Some(v) = version {
+        let same = run
+            .get(&format!("{v}/{}", super::commit::MANIFEST))
+            .await
+            .is_ok_and(|b| b == manifest);
+        if same {
+            return run.folder(&v);
         }
-        _ => run.clone(),
     }
+    run.clone()
 }
 
 /// Deletes every object of the folder `folder` of `out`.
