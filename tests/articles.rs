@@ -995,3 +995,61 @@ fn odd_file_names_and_headers_are_read_and_printed_safely() {
     );
     assert!(err.contains("\\x1b"), "{err}");
 }
+
+/// Issue 64, item 8: a base64 blob in the text column is not prose — a bad row named with why
+/// (set aside with `--on-error skip`, into `rejected.parquet`) — and an article longer than
+/// `import.max_article_chars` is cut there with a warning naming it, so neither costs the run
+/// thousands of segments.
+#[test]
+fn blobs_are_set_aside_and_oversized_articles_cut() {
+    let dir = scratch();
+    let mut rows = articles();
+    let blob = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLz0x".repeat(40_000);
+    rows.push(("flood", "blob", "2021-07-03", "Attachment", blob));
+    let sentence = "Volunteers filled sandbags along the river road as the water kept rising. ";
+    rows.push((
+        "flood",
+        "huge",
+        "2021-07-03",
+        "Live blog",
+        sentence.repeat(20_000),
+    ));
+    let input = dir.path().join("feed.jsonl");
+    std::fs::write(&input, jsonl(&rows)).unwrap();
+    let failed = import(&input, &dir.path().join("failed"), &[]);
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{err}");
+    assert!(
+        err.contains("line 6") && err.contains("not prose") && err.contains("base64"),
+        "{err}"
+    );
+    let out = dir.path().join("skip");
+    let result = import(&input, &out, &["--on-error", "skip"]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{err}");
+    assert!(
+        err.contains("line 7 (id huge): its text, 1480000 characters, is cut to its first")
+            && err.contains("import.max_article_chars"),
+        "{err}"
+    );
+    let rejected: Vec<epimine::tables::Rejected> = block_on(
+        Location::parse(s(&out), false)
+            .unwrap()
+            .read_table::<epimine::tables::Rejected>(),
+    )
+    .unwrap();
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        rejected[0].reason.contains("not prose"),
+        "{:?}",
+        rejected[0].reason
+    );
+    let segs = segments(&out);
+    let huge: usize = segs
+        .iter()
+        .filter(|s| s.source_id.as_deref() == Some("huge"))
+        .map(|s| s.text.len())
+        .sum();
+    assert!(huge > 900_000 && huge <= 1_000_000, "{huge}");
+    assert!(!segs.iter().any(|s| s.source_id.as_deref() == Some("blob")));
+}

@@ -247,3 +247,84 @@ pub(super) fn bad_rows(errors: &mut [RowError]) -> ArticlesError {
         listed: listed.join("\n"),
     }
 }
+
+/// Why `text` is not prose (issue 64, item 8), if it is not: most of it in runs of 40 or more
+/// ASCII characters without a space (base64, hex, a minified blob: prose has a space every few
+/// characters, and CJK prose is not ASCII), or a tenth of it U+FFFD (binary read as text).
+/// Texts under 200 characters are left alone.
+pub(super) fn not_prose(text: &str) -> Option<String> {
+    let total = text.len();
+    if total < 200 {
+        return None;
+    }
+    let blobs: usize = text
+        .split_whitespace()
+        .filter(|t| t.len() >= 40 && t.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::len)
+        .sum();
+    if blobs * 2 > total {
+        return Some(format!(
+            "not prose: {blobs} of its {total} bytes are runs of 40 or more characters without \
+             a space (base64 or other encoded data?); set aside"
+        ));
+    }
+    let replaced = text.chars().filter(|&c| c == '\u{fffd}').count();
+    if replaced * 10 > text.chars().count() {
+        return Some(format!(
+            "not prose: {replaced} of its characters are U+FFFD (binary data read as text?); \
+             set aside"
+        ));
+    }
+    None
+}
+
+/// `text` cut to its first `max` characters, at the last space before them when there is one
+/// in its last tenth; `None` when it is not longer.
+pub(super) fn capped(text: &str, max: usize) -> Option<String> {
+    let (end, _) = text.char_indices().nth(max)?;
+    let head = &text[..end];
+    let cut = head
+        .rfind(char::is_whitespace)
+        .filter(|&at| at >= end - end / 10)
+        .unwrap_or(end);
+    Some(head[..cut].trim_end().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_are_not_prose_and_prose_of_any_script_is() {
+        let prose = "The river rose above the old levee overnight and the lower town was \
+                     evacuated before dawn, officials said. "
+            .repeat(5);
+        assert_eq!(not_prose(&prose), None);
+        let cjk = "河水在夜间上涨，漫过了旧堤坝，官员说下城区在黎明前已经疏散。".repeat(10);
+        assert_eq!(not_prose(&cjk), None);
+        let base64 = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLz0x".repeat(40);
+        assert!(not_prose(&base64).unwrap().contains("base64"));
+        // MIME base64: lines of 76 characters.
+        let mime = format!(
+            "{}\n",
+            "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLz0xQUJDREVGR0hJSktMTU5PUFFSU1RVVldY"
+        )
+        .repeat(20);
+        assert!(not_prose(&mime).is_some());
+        let binary = "\u{fffd}\u{fffd}ab\u{fffd} ".repeat(60);
+        assert!(not_prose(&binary).unwrap().contains("U+FFFD"));
+        // A short text is never judged.
+        assert_eq!(not_prose(&"x".repeat(150)), None);
+    }
+
+    #[test]
+    fn a_long_text_is_cut_at_a_space() {
+        let text = "word ".repeat(300);
+        let cut = capped(&text, 1000).unwrap();
+        assert!(cut.len() <= 1000 && cut.len() > 900, "{}", cut.len());
+        assert!(cut.ends_with("word"));
+        assert_eq!(capped("short", 1000), None);
+        let one = "é".repeat(2000);
+        assert_eq!(capped(&one, 1000).unwrap().chars().count(), 1000);
+    }
+}

@@ -48,7 +48,7 @@ pub enum OnError {
 }
 
 /// The `[import]` section of a job file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ImportConfig {
     /// Column names.
@@ -61,6 +61,30 @@ pub struct ImportConfig {
     pub date_format: Option<String>,
     /// How articles are cut into segments.
     pub segment: SegmentConfig,
+    /// The longest text an article keeps, in characters: a longer one is cut there (at a space)
+    /// with a warning naming it. The default, 1,000,000 (about 150,000 words), is far above any
+    /// real article; it bounds what a blob in the text column costs.
+    #[serde(default = "default_max_article_chars")]
+    pub max_article_chars: usize,
+}
+
+/// [`ImportConfig::max_article_chars`]'s default.
+pub const DEFAULT_MAX_ARTICLE_CHARS: usize = 1_000_000;
+
+fn default_max_article_chars() -> usize {
+    DEFAULT_MAX_ARTICLE_CHARS
+}
+
+impl Default for ImportConfig {
+    fn default() -> Self {
+        Self {
+            columns: Columns::default(),
+            on_error: OnError::default(),
+            date_format: None,
+            segment: SegmentConfig::default(),
+            max_article_chars: DEFAULT_MAX_ARTICLE_CHARS,
+        }
+    }
 }
 
 impl ImportConfig {
@@ -69,6 +93,13 @@ impl ImportConfig {
     /// (issue 64: `%Q` failed every row, one row at a time).
     pub fn validate(&self) -> Result<(), String> {
         self.segment.validate()?;
+        if self.max_article_chars < 1000 {
+            return Err(format!(
+                "import.max_article_chars = {}: at least 1000 (the default, {DEFAULT_MAX_ARTICLE_CHARS}, \
+                 is far above any real article)",
+                self.max_article_chars
+            ));
+        }
         if let Some(f) = &self.date_format {
             let bad = chrono::format::StrftimeItems::new(f)
                 .any(|item| matches!(item, chrono::format::Item::Error));

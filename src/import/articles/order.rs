@@ -77,7 +77,9 @@ impl Collected {
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
         let (bad, file_columns) = read(&mut |row, cells| {
             *rows += 1;
-            match check_row(file_idx, row, &cells, config.date_format.as_deref()) {
+            let checked = check_row(file_idx, row, &cells, config.date_format.as_deref())
+                .and_then(|a| admit(a, file, unit, row, config.max_article_chars));
+            match checked {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
                     Some(list) => list.push(a),
                     None => {
@@ -105,6 +107,32 @@ impl Collected {
         self.columns.push(file_columns);
         Ok(())
     }
+}
+
+/// An article checked for what a text column may hold besides an article (issue 64, item 8):
+/// text that is not prose is a bad row (set aside with `--on-error skip`), one longer than
+/// `max` characters is cut there with a warning naming it.
+fn admit(
+    mut a: Article,
+    file: &str,
+    unit: &str,
+    row: usize,
+    max: usize,
+) -> Result<Article, (Option<&'static str>, String)> {
+    if let Some(why) = super::check::not_prose(&a.text) {
+        return Err((Some("text"), why));
+    }
+    if let Some(cut) = super::check::capped(&a.text, max) {
+        tracing::warn!(
+            "{file} {unit} {row} (id {}): its text, {} characters, is cut to its first {} \
+             (import.max_article_chars)",
+            crate::error_line::printable(&a.id),
+            a.text.chars().count(),
+            cut.chars().count()
+        );
+        a.text = cut;
+    }
+    Ok(a)
 }
 
 /// Reads one input's rows into a sink; returns the rows it could not read at all, and the
