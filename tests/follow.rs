@@ -1266,3 +1266,80 @@ fn another_corpus_into_a_followed_out_is_refused_unless_fresh() {
         .filter(|r| r.key_event.starts_with("other_event"))
         .all(|r| r.status == "new"));
 }
+
+/// Issue 64's minor items: damaged files of the history (cut short) are restored from the kept
+/// versions, each named in a warning; where no version keeps one, the ids' file stops the run
+/// (naming it), the articles' file and a `history/` file only warn — they are no reason to
+/// start the history again.
+#[test]
+fn damaged_history_files_are_restored_from_the_kept_versions_or_named() {
+    let dir = scratch();
+    let corpus = corpus_with_ids(dir.path(), 2, 10);
+    let out = dir.path().join("out");
+    ok(run_at(&corpus, &out, "2024-05-01", &[], &[]));
+    ok(run_at(&corpus, &out, "2024-05-02", &[], &[]));
+    let cut = |path: &Path| {
+        let bytes = std::fs::read(path).unwrap();
+        // A new file, not the hard link the version shares.
+        std::fs::remove_file(path).unwrap();
+        std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+    };
+    let damaged = [
+        "_identity/000002.parquet",
+        "_identity/000002.articles.parquet",
+        "history/000001.parquet",
+    ];
+    let whole: Vec<Vec<u8>> = damaged
+        .iter()
+        .map(|f| std::fs::read(out.join(f)).unwrap())
+        .collect();
+    for f in damaged {
+        cut(&out.join(f));
+    }
+    let o = ok(run_at(&corpus, &out, "2024-05-03", &[], &[]));
+    let said = String::from_utf8_lossy(&o.stderr).to_string();
+    for f in damaged {
+        assert!(
+            said.contains(&format!("{}: damaged", s(&out.join(f))))
+                && said.contains("restored from"),
+            "{f}: {said}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(out.join("history/000001.parquet")).unwrap(),
+        whole[2]
+    );
+    assert!(lineage(&out)
+        .iter()
+        .all(|r| r.run == 3 && r.status == "continued"));
+
+    // Without the versions (removed by hand) nothing has a copy left.
+    std::fs::remove_dir_all(out.join("_versions")).unwrap();
+    cut(&out.join("history/000002.parquet"));
+    cut(&out.join("_identity/000003.articles.parquet"));
+    let o = ok(run_at(&corpus, &out, "2024-05-04", &[], &[]));
+    let said = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        said.contains(&format!(
+            "{}: unreadable",
+            s(&out.join("history/000002.parquet"))
+        )) && said.contains("restore it from a copy, or delete it")
+            && said.contains("its episodes' ids are kept"),
+        "{said}"
+    );
+    assert!(lineage(&out)
+        .iter()
+        .all(|r| r.run == 4 && r.status == "continued"));
+    std::fs::remove_dir_all(out.join("_versions")).unwrap();
+    cut(&out.join("_identity/000004.parquet"));
+    let o = run_at(&corpus, &out, "2024-05-05", &[], &[]);
+    let said = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{}: the episode ids of run 4",
+            s(&out.join("_identity/000004.parquet"))
+        )),
+        "{said}"
+    );
+}

@@ -160,14 +160,20 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
             articles: Some(BTreeMap::new()),
         });
     };
+    check_history_files(out).await;
     let unreadable = |reason: String| HistoryError::Out {
         location: out.display_child(&head.state),
         reason: format!("the episode ids of run {} ({reason}){fix}", head.run),
     };
-    let batches = out
-        .read_parquet(&head.state, &EpisodeState::schema())
-        .await
-        .map_err(|e| unreadable(e.to_string()))?;
+    let batches = match out.read_parquet(&head.state, &EpisodeState::schema()).await {
+        Ok(b) => b,
+        // Damaged (cut short, overwritten): the run's own version still holds it whole.
+        Err(e) if restore(out, head.run, &head.state, &head.state, &e.to_string()).await => out
+            .read_parquet(&head.state, &EpisodeState::schema())
+            .await
+            .map_err(|e| unreadable(e.to_string()))?,
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
     let rows = EpisodeState::from_batches(&batches).map_err(|e| unreadable(e.to_string()))?;
     let mut state: BTreeMap<String, Vec<EpisodeState>> = BTreeMap::new();
     for r in rows {
@@ -175,20 +181,7 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     }
     let file = articles_file(&head.state);
     let articles = if out.exists(&file).await? {
-        let unreadable = |reason: String| HistoryError::Out {
-            location: out.display_child(&file),
-            reason: format!("the articles of run {} ({reason}){fix}", head.run),
-        };
-        let batches = out
-            .read_parquet(&file, &EventArticles::schema())
-            .await
-            .map_err(|e| unreadable(e.to_string()))?;
-        let rows = EventArticles::from_batches(&batches).map_err(|e| unreadable(e.to_string()))?;
-        Some(
-            rows.into_iter()
-                .map(|r| (r.key_event, r.article_keys))
-                .collect(),
-        )
+        read_articles(out, head.run, &file).await
     } else {
         None
     };
@@ -197,6 +190,95 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
         state,
         articles,
     })
+}
+
+/// The articles of run `run` handed on to this one (`file`, `_identity/<run>.articles.parquet`),
+/// by event. Damaged, it is restored from the run's own version when that is kept; else the run
+/// goes on without it, with a warning: it only tells the articles that arrived since (today's
+/// counts, `new`, the novelty view), not the episodes' ids, so it is no reason to start the
+/// history again.
+async fn read_articles(out: &Location, run: u32, file: &str) -> Option<BTreeMap<String, Vec<u64>>> {
+    let read = || async {
+        let batches = out
+            .read_parquet(file, &EventArticles::schema())
+            .await
+            .map_err(|e| e.to_string())?;
+        EventArticles::from_batches(&batches).map_err(|e| e.to_string())
+    };
+    let rows = match read().await {
+        Ok(rows) => rows,
+        Err(e) if restore(out, run, file, file, &e).await => read().await.ok()?,
+        Err(e) => {
+            tracing::warn!(
+                "{}: unreadable ({e}); this run does not know which articles arrived since run \
+                 {run} (today's counts and `new` are left unknown), its episodes' ids are kept",
+                out.display_child(file)
+            );
+            return None;
+        }
+    };
+    Some(
+        rows.into_iter()
+            .map(|r| (r.key_event, r.article_keys))
+            .collect(),
+    )
+}
+
+/// Restores the damaged `target` of `out` from `name` in the version folder of run `run` (its
+/// commit record's), when that is kept and the copy reads; says so. `why`: what was wrong.
+async fn restore(out: &Location, run: u32, name: &str, target: &str, why: &str) -> bool {
+    let Ok(record) = versions::read(out, run).await else {
+        return false;
+    };
+    let from = format!("{}/{name}", record.folder);
+    if out.parquet_layout(&from).await.is_err() || out.copy(&from, target).await.is_err() {
+        return false;
+    }
+    tracing::warn!(
+        "{}: damaged ({why}); restored from {}",
+        out.display_child(target),
+        out.display_child(&from)
+    );
+    true
+}
+
+/// How many of the newest `history/` files each run checks.
+const HISTORY_CHECKED: usize = 64;
+
+/// Checks the newest [`HISTORY_CHECKED`] files of `history/` (their Parquet footers): a damaged
+/// one (cut short, overwritten) is restored from its run's kept version (`lineage.parquet`),
+/// or named in a warning — `select * from 'out/history/*.parquet'` fails on it. The run does not
+/// need them, so nothing stops.
+async fn check_history_files(out: &Location) {
+    let Ok(found) = out.list_folder(HISTORY_DIR).await else {
+        return;
+    };
+    let mut files: Vec<String> = found
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    files.sort();
+    for name in files.iter().rev().take(HISTORY_CHECKED) {
+        let Err(e) = out.parquet_layout(name).await else {
+            continue;
+        };
+        let run = name
+            .trim_start_matches(&format!("{HISTORY_DIR}/"))
+            .trim_end_matches(".parquet")
+            .parse::<u32>();
+        let restored = match run {
+            Ok(run) => restore(out, run, &Lineage::file_name(), name, &e.to_string()).await,
+            Err(_) => false,
+        };
+        if !restored {
+            tracing::warn!(
+                "{}: unreadable ({e}); a query over history/*.parquet fails on it: restore it \
+                 from a copy, or delete it (its run's rows are lost from the history)",
+                out.display_child(name)
+            );
+        }
+    }
 }
 
 /// The commit after `head` when `_commits/` holds one ([`versions`]): a run stopped between
