@@ -9,7 +9,9 @@
 //!    from every article: a short line (at most `boilerplate_max_words` words) found in at
 //!    least `boilerplate_min_articles` articles, or a longer one found that often that stands
 //!    alone at the head or the tail of every article holding it (no long shared paragraph
-//!    beside it: a copyright notice, not an agency story's lead). A longer news paragraph
+//!    beside it, and some other long paragraph in the article: a copyright notice beside a
+//!    story, not an agency story's lead, nor the one paragraph of wire copy an outlet carries
+//!    under its own byline). A longer news paragraph
 //!    found that often otherwise (syndicated agency copy, a statement quoted whole) is
 //!    content: kept once, in the first article holding it, and dropped from the later ones as
 //!    a copy. A paragraph in fewer articles stays in each.
@@ -184,7 +186,10 @@ pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<Str
             let at_edge = i == 0 || i == last;
             let shared_neighbour = (i > 0 && copy_beside(&article[i - 1]))
                 || (i < last && copy_beside(&article[i + 1]));
-            if !at_edge || shared_neighbour {
+            // The article's only long paragraph (beside its own byline, say): what it carries,
+            // one paragraph of wire copy, not a notice beside a story (issue 64, item 7).
+            let only_one = article.iter().enumerate().all(|(j, q)| j == i || !long(q));
+            if !at_edge || shared_neighbour || only_one {
                 not_alone_at_an_edge.insert(p.as_str());
             }
         }
@@ -482,6 +487,33 @@ mod tests {
         let cut = cut_event(&refs, &off);
         assert_eq!(cut.copies_dropped + cut.boilerplate_dropped, 0);
         assert!(cut.segments[3].iter().any(|s| s.contains("levee")));
+    }
+
+    #[test]
+    fn one_paragraph_of_wire_copy_is_copy_not_a_notice() {
+        // Three outlets carry the same 31-word agency paragraph, each under its own byline.
+        let wire = "Floodwater breached the eastern levee before dawn on Tuesday, forcing \
+                    hundreds of families from their homes in the low-lying districts as \
+                    emergency crews worked through the night to plug the gap.";
+        assert_eq!(wire.split_whitespace().count(), 31);
+        let texts: Vec<String> = [
+            "By Ann Lee, Riverside Post",
+            "By Tom Ito, The Courier",
+            "Staff, Valley News",
+        ]
+        .iter()
+        .map(|byline| format!("{byline}\n{wire}"))
+        .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let cut = cut_event(&refs, &SegmentConfig::default());
+        let all: Vec<&String> = cut.segments.iter().flatten().collect();
+        assert_eq!(
+            all.iter().filter(|s| s.contains("eastern levee")).count(),
+            1,
+            "{all:?}"
+        );
+        assert_eq!((cut.copies_dropped, cut.shared_paragraphs), (2, 1));
+        assert_eq!(cut.boilerplate_lines, 0);
     }
 
     #[test]
