@@ -415,6 +415,15 @@ impl ImportArgs {
     pub fn import_config(
         &self,
     ) -> Result<crate::import::articles::ImportConfig, crate::job::JobError> {
+        self.import_config_over(None)
+    }
+
+    /// [`ImportArgs::import_config`] over `base` (an append: the corpus's saved settings) where
+    /// no job file is given.
+    pub fn import_config_over(
+        &self,
+        base: Option<crate::import::articles::ImportConfig>,
+    ) -> Result<crate::import::articles::ImportConfig, crate::job::JobError> {
         let overrides = crate::job::ImportOverrides {
             key_event_column: self.key_event_column.clone(),
             id_column: self.id_column.clone(),
@@ -426,7 +435,7 @@ impl ImportArgs {
             date_format: self.date_format.clone(),
             target_chars: self.target_chars,
         };
-        crate::job::Job::resolve_import(self.job.as_deref(), overrides)
+        crate::job::Job::resolve_import_over(self.job.as_deref(), base, overrides)
     }
 }
 

@@ -351,9 +351,19 @@ impl Job {
         file: Option<&Path>,
         overrides: ImportOverrides,
     ) -> Result<crate::import::articles::ImportConfig, JobError> {
+        Self::resolve_import_over(file, None, overrides)
+    }
+
+    /// [`Job::resolve_import`] over `base` (an append: the corpus's own settings,
+    /// [`crate::import::articles::saved_config`]) where no job file is given.
+    pub fn resolve_import_over(
+        file: Option<&Path>,
+        base: Option<crate::import::articles::ImportConfig>,
+        overrides: ImportOverrides,
+    ) -> Result<crate::import::articles::ImportConfig, JobError> {
         let mut config = match file {
             Some(path) => Self::from_file(path)?.import,
-            None => crate::import::articles::ImportConfig::default(),
+            None => base.unwrap_or_default(),
         };
         let o = overrides;
         let c = &mut config.columns;

@@ -1343,3 +1343,110 @@ fn damaged_history_files_are_restored_from_the_kept_versions_or_named() {
         "{said}"
     );
 }
+
+/// Issue 65, item 4: an append remembers the corpus's column mapping and import options (its
+/// first import's, `import.toml`), so the day's feed is appended without the flags again; its
+/// last line names the follow job.
+#[test]
+fn an_append_remembers_the_corpus_s_columns_and_names_the_follow_job() {
+    let dir = scratch();
+    let header = "event,url,date,headline,body\n";
+    let row = |id: &str, day: &str, text: &str| format!("flood,{id},{day},{id},\"{text}\"\n");
+    let day1 = dir.path().join("day1.csv");
+    let day2 = dir.path().join("day2.csv");
+    std::fs::write(
+        &day1,
+        format!(
+            "{header}{}{}",
+            row(
+                "a",
+                "02/05/2024",
+                "The river rose overnight. Homes were evacuated."
+            ),
+            row("b", "01/05/2024", "Rain fell for three days. The dam held.")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &day2,
+        format!(
+            "{header}{}",
+            row("c", "03/05/2024", "Forecasters warned of more heavy rain.")
+        ),
+    )
+    .unwrap();
+    let flags = [
+        "--key-event-column",
+        "event",
+        "--id-column",
+        "url",
+        "--published-column",
+        "date",
+        "--title-column",
+        "headline",
+        "--text-column",
+        "body",
+        "--date-format",
+        "%d/%m/%Y",
+    ];
+    let corpus = dir.path().join("corpus");
+    let mut first = vec!["import", "--articles", s(&day1), "--out", s(&corpus)];
+    first.extend(flags);
+    epimine_ok(&first);
+    let saved = std::fs::read_to_string(corpus.join("import.toml")).unwrap();
+    assert!(
+        saved.contains("key_event = \"event\"") && saved.contains("%d/%m/%Y"),
+        "{saved}"
+    );
+    let said = epimine_ok(&[
+        "import",
+        "--articles",
+        s(&day2),
+        "--out",
+        s(&corpus),
+        "--append",
+    ]);
+    assert!(
+        said.contains("settings: the corpus's own")
+            && said.contains("columns read: key_event = `event`")
+            && said.contains("next: epimine run jobs/follow.toml --corpus"),
+        "{said}"
+    );
+    // The same as an append with every flag given.
+    let again = dir.path().join("again");
+    epimine_ok(
+        &first
+            .iter()
+            .map(|a| if *a == s(&corpus) { s(&again) } else { a })
+            .collect::<Vec<_>>(),
+    );
+    let mut append = vec![
+        "import",
+        "--articles",
+        s(&day2),
+        "--out",
+        s(&again),
+        "--append",
+    ];
+    append.extend(flags);
+    epimine_ok(&append);
+    let rows = |c: &Path| -> Vec<Segment> {
+        let mut all = Vec::new();
+        for f in ["segments.parquet", "segments-000002.parquet"] {
+            let loc = loc(c);
+            all.extend(
+                <Segment as epimine::tables::Table>::from_batches(
+                    &block_on(loc.read_parquet(f, &<Segment as epimine::tables::Table>::schema()))
+                        .unwrap(),
+                )
+                .unwrap(),
+            );
+        }
+        all
+    };
+    let (remembered, given) = (rows(&corpus), rows(&again));
+    assert_eq!(remembered, given);
+    assert!(remembered
+        .iter()
+        .any(|s| s.source_id.as_deref() == Some("c") && s.doc_date.is_some()));
+}

@@ -90,7 +90,23 @@ pub(crate) fn import_articles(
         date_format,
         target_chars,
     };
-    let config = epimine::job::Job::resolve_import(job.as_deref(), overrides)
+    // An append starts from the corpus's own settings (its first import's), as the CLI's.
+    let saved = if append {
+        let runtime = epimine::runtime::current_thread()
+            .map_err(|e| Failure::new(Kind::Storage, e.to_string()).into_py(py))?;
+        runtime
+            .block_on(async {
+                // A corpus that is not there: the append itself says so.
+                let Ok(loc) = Location::parse(&out, false) else {
+                    return Ok(None);
+                };
+                articles::saved_config(&loc).await.map_err(Failure::from)
+            })
+            .map_err(|e: Failure| e.into_py(py))?
+    } else {
+        None
+    };
+    let config = epimine::job::Job::resolve_import_over(job.as_deref(), saved, overrides)
         .map_err(|e| Failure::from(e).into_py(py))?;
     let table = match table {
         Some(source) => {

@@ -25,6 +25,8 @@ pub enum Imported {
         append: bool,
         /// Whether bad rows are skipped (`on_error = "skip"`).
         skip: bool,
+        /// An append that started from the corpus's saved settings.
+        remembered: bool,
     },
     /// A dataset folder.
     Dataset {
@@ -44,7 +46,16 @@ impl fmt::Display for Imported {
                 written,
                 append,
                 skip,
+                remembered,
             } => {
+                if *remembered {
+                    writeln!(
+                        f,
+                        "settings: the corpus's own ({out}/{}, its first import's), the flags \
+                         given over them",
+                        articles::SAVED_CONFIG
+                    )?;
+                }
                 write!(f, "{}", articles::format_summary(result))?;
                 if *append && result.segments == 0 {
                     return writeln!(f, "nothing new to add: {out} is as it was");
@@ -60,6 +71,14 @@ impl fmt::Display for Imported {
                     written.join(", "),
                     result.boilerplate.len()
                 )?;
+                if *append {
+                    // A corpus fed by appends is followed: the follow job, into the same --out.
+                    return writeln!(
+                        f,
+                        "next: epimine run jobs/follow.toml --corpus {out} --out <the RUN_DIR you \
+                         follow it in>"
+                    );
+                }
                 writeln!(f, "next: epimine run --corpus {out} --out <RUN_DIR>")
             }
             Imported::Dataset { events, out } => {
@@ -76,7 +95,15 @@ impl CommandOutcome for Imported {}
 pub async fn import(args: cli::ImportArgs) -> Result<Imported, CommandError> {
     if let Some(spec) = &args.articles {
         let out = crate::storage::Location::parse(&args.out, true)?;
-        let config = args.import_config()?;
+        // An append starts from the corpus's own settings (its first import's): the flags and
+        // the job file need not be given again.
+        let saved = if args.append {
+            articles::saved_config(&out).await?
+        } else {
+            None
+        };
+        let remembered = saved.is_some() && args.job.is_none();
+        let config = args.import_config_over(saved)?;
         let result = if args.append {
             articles::import_append(spec, &out, &config).await?
         } else {
@@ -93,6 +120,7 @@ pub async fn import(args: cli::ImportArgs) -> Result<Imported, CommandError> {
             written,
             append: args.append,
             skip: config.on_error == articles::OnError::Skip,
+            remembered,
         })
     } else {
         let dir = args.dataset_dir.as_deref().unwrap_or_default();

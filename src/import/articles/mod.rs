@@ -360,8 +360,31 @@ async fn import_from(
         // (whose keys name other segments) go.
         let written: Vec<&str> = result.written.iter().map(String::as_str).collect();
         crate::corpus::remove_stale_tables(out, &written).await?;
+        // The settings it was read with, for its appends (issue 65, item 4).
+        let saved = toml::to_string(config).map_err(|e| ArticlesError::Settings(e.to_string()))?;
+        out.put(SAVED_CONFIG, saved.into_bytes().into()).await?;
     }
     Ok(result)
+}
+
+/// The settings a corpus was first imported with (column names, bad rows, dates, the cut),
+/// which its appends start from: `import.toml` in the corpus.
+pub const SAVED_CONFIG: &str = "import.toml";
+
+/// The settings the corpus in `out` was first imported with ([`SAVED_CONFIG`]); `None` for a
+/// corpus from before they were saved (or a dataset's import).
+pub async fn saved_config(out: &Location) -> Result<Option<ImportConfig>, ArticlesError> {
+    if !out.exists(SAVED_CONFIG).await? {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.get(SAVED_CONFIG).await?).into_owned();
+    toml::from_str(&text).map(Some).map_err(|e| {
+        ArticlesError::Settings(format!(
+            "{}: not the import settings epimine saves ({e}); delete it to append with the \
+             flags given only",
+            out.display_child(SAVED_CONFIG)
+        ))
+    })
 }
 
 /// The whole record of each bad row found after reading (`errors`: duplicate ids), read again
