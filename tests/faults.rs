@@ -461,9 +461,17 @@ fn sigterm_sighup_and_sigint_say_what_is_kept_give_the_lock_back_and_resume() {
     let out = dir.path().join("TERM");
     let finished = std::fs::read(out.join("run.json")).unwrap();
     let modified = |out: &Path| -> Vec<std::time::SystemTime> {
+        // The checkpoints only: a run's start writes and deletes a probe there too.
         let mut times: Vec<_> = std::fs::read_dir(out.join("_checkpoints"))
             .unwrap()
-            .map(|e| e.unwrap().metadata().unwrap().modified().unwrap())
+            .filter_map(|e| {
+                let e = e.ok()?;
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(".ckpt")
+                    .then(|| e.metadata().ok()?.modified().ok())
+                    .flatten()
+            })
             .collect();
         times.sort();
         times

@@ -21,6 +21,7 @@ pub mod distinct;
 pub mod event;
 pub mod expand;
 pub mod floor;
+pub mod headlines;
 pub mod join;
 pub mod names;
 pub mod novelty;

@@ -122,6 +122,7 @@ fn without_llm(job: &Job, p: &Pending, report: &mut EventReport, steps: &Steps) 
             left_out: &mut found.left_out,
         },
     );
+    episodes::headlines::retitle(&p.segments, &mut found.episodes, &found.assignments);
     report.status.counts.kept_clusters = found.candidates;
     report.status.counts.left_out = episodes::left_out_counts(&found.left_out, 0);
     report.outputs.left_out = found.left_out;

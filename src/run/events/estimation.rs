@@ -369,6 +369,11 @@ fn classify_answers(
                 left_out: &mut classified.left_out,
             },
         );
+        episodes::headlines::retitle(
+            &p.segments,
+            &mut classified.episodes,
+            &classified.assignments,
+        );
         let (eps, asg) = (classified.episodes, classified.assignments);
         finish_counts(&mut report.status, &job.episodes, &eps, asg.len());
         // The counts are trial 0's (the one the summaries show).
