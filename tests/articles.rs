@@ -1055,3 +1055,58 @@ fn blobs_are_set_aside_and_oversized_articles_cut() {
     assert!(huge > 900_000 && huge <= 1_000_000, "{huge}");
     assert!(!segs.iter().any(|s| s.source_id.as_deref() == Some("blob")));
 }
+
+/// Issue 65, item 3: a date's own offset decides its day — the evening story (22:53 at -04:00,
+/// 02:53 UTC the next day) stays on its evening — and a date without one is read as UTC.
+#[test]
+fn an_evening_story_stays_on_its_evening() {
+    let dir = scratch();
+    let text = "The river rose above the old levee and the lower town was evacuated overnight.";
+    let rows = vec![
+        (
+            "flood",
+            "evening",
+            "Mon, 13 Oct 2025 22:53:10 -0400",
+            "Evening",
+            text.to_string(),
+        ),
+        (
+            "flood",
+            "iso",
+            "2025-10-13T23:10:00-04:00",
+            "Late",
+            format!("{text} Later."),
+        ),
+        (
+            "flood",
+            "utc",
+            "2025-10-14T02:53:10Z",
+            "Night",
+            format!("{text} At night."),
+        ),
+        (
+            "flood",
+            "naive",
+            "2025-10-13 22:53",
+            "Plain",
+            format!("{text} Plain."),
+        ),
+    ];
+    let input = dir.path().join("feed.csv");
+    std::fs::write(&input, csv_text(&rows)).unwrap();
+    let segs = import_ok(&input, &dir.path().join("corpus"), &[]);
+    let day = |y, m, d| {
+        (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+            - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
+        .num_days() as i32
+    };
+    let of = |id: &str| {
+        segs.iter()
+            .find(|s| s.source_id.as_deref() == Some(id))
+            .and_then(|s| s.doc_date)
+    };
+    assert_eq!(of("evening"), Some(day(2025, 10, 13)));
+    assert_eq!(of("iso"), Some(day(2025, 10, 13)));
+    assert_eq!(of("utc"), Some(day(2025, 10, 14)));
+    assert_eq!(of("naive"), Some(day(2025, 10, 13)));
+}

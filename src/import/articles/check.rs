@@ -15,6 +15,9 @@ pub struct Article {
     pub id: String,
     /// Publication time, seconds since 1970-01-01 UTC.
     pub published: Option<i64>,
+    /// Its day, days since 1970-01-01: the date's own, in the offset it was written with (an
+    /// evening story at 22:53 -04:00 stays on its evening's day), else the UTC day.
+    pub day: Option<i32>,
     /// Title.
     pub title: Option<String>,
     /// Body.
@@ -177,6 +180,11 @@ pub(super) fn check_row(
     if let Some(why) = published.and_then(implausible) {
         return Err((Some("published"), why));
     }
+    let day = match &cells[2] {
+        Cell::Str(s) => local_day(s, date_format),
+        _ => None,
+    }
+    .or_else(|| published.and_then(|t| i32::try_from(t.div_euclid(86_400)).ok()));
     let title =
         text_of(3, false)?.map(|t| crate::import::segment::strip_controls(&t).0.into_owned());
     let text = match &cells[4] {
@@ -189,10 +197,34 @@ pub(super) fn check_row(
         theme,
         id,
         published,
+        day,
         title,
         text,
         origin: (file_idx, row),
     })
+}
+
+/// The day of a date written with an offset (RFC 3339, RFC 2822, ISO 8601 with `+hh:mm`, or
+/// `date_format` with `%z`), in that offset, as days since 1970-01-01 (issue 65, item 3: the
+/// newsroom's day, not UTC's); `None` for a date without one.
+pub fn local_day(text: &str, date_format: Option<&str>) -> Option<i32> {
+    let t = text.trim();
+    let with_offset = date_format
+        .and_then(|f| chrono::DateTime::parse_from_str(t, f).ok())
+        .or_else(|| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .or_else(|| chrono::DateTime::parse_from_rfc2822(t).ok())
+        .or_else(|| {
+            [
+                "%Y-%m-%dT%H:%M:%S%.f%:z",
+                "%Y-%m-%d %H:%M:%S%.f%:z",
+                "%Y-%m-%dT%H:%M%:z",
+                "%Y-%m-%d %H:%M%:z",
+            ]
+            .iter()
+            .find_map(|f| chrono::DateTime::parse_from_str(t, f).ok())
+        })?;
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    i32::try_from((with_offset.date_naive() - epoch).num_days()).ok()
 }
 
 /// The `published` cell of a row: none when empty, else a date read by `date_format` (when
@@ -315,6 +347,31 @@ mod tests {
         assert!(not_prose(&binary).unwrap().contains("U+FFFD"));
         // A short text is never judged.
         assert_eq!(not_prose(&"x".repeat(150)), None);
+    }
+
+    #[test]
+    fn a_date_s_own_offset_decides_its_day() {
+        let day = |y, m, d| {
+            (chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+                - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap())
+            .num_days() as i32
+        };
+        // 22:53 in New York is 02:53 UTC the next day: the evening's day stays.
+        assert_eq!(
+            local_day("Mon, 13 Oct 2025 22:53:10 -0400", None),
+            Some(day(2025, 10, 13))
+        );
+        assert_eq!(
+            local_day("2025-10-13T22:53:10-04:00", None),
+            Some(day(2025, 10, 13))
+        );
+        assert_eq!(
+            local_day("13/10/2025 23:30 +0200", Some("%d/%m/%Y %H:%M %z")),
+            Some(day(2025, 10, 13))
+        );
+        // No offset: the UTC day (the caller's).
+        assert_eq!(local_day("2025-10-13 22:53", None), None);
+        assert_eq!(local_day("2025-10-13", None), None);
     }
 
     #[test]

@@ -253,9 +253,7 @@ pub(super) fn cut_articles(
             summary.empty += 1;
             continue;
         }
-        let doc_date = a
-            .published
-            .and_then(|t| i32::try_from(t.div_euclid(86_400)).ok());
+        let doc_date = a.day;
         for (seg_idx, text) in segs.into_iter().enumerate() {
             segments.push(Segment {
                 key_event: key_event.to_string(),
