@@ -632,3 +632,46 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Issue 65's report items: a page of one event opens it; the timeline numbers the episodes as
+/// their cards do (their ids across runs, `#n`); each card is headed by the episode's title (no
+/// keywords list) with its keywords under it; a link to `#ev-0` opens the event's section.
+#[test]
+fn one_event_is_open_and_the_timeline_and_cards_share_numbers_and_titles() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 1, 20);
+    let run = dir.path().join("run");
+    ok(synth_run_with(&corpus, s(&run), &tiny_model()).output().unwrap());
+    let out = dir.path().join("r.html");
+    epimine_ok(&[
+        "report",
+        "--run",
+        s(&run),
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&out),
+    ]);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<details open><summary>"), "one event, open");
+    let episodes: Vec<Episode> =
+        block_on(Location::parse(s(&run), false).unwrap().read_table()).unwrap();
+    assert!(!episodes.is_empty());
+    for e in episodes.iter().filter(|e| e.trial == 0) {
+        let id = e.stable_id.expect("a run's episodes have ids");
+        assert!(
+            html.contains(&format!(
+                "<h3>#{id} · {}",
+                epimine::report::escape(&e.title)
+            )),
+            "{}",
+            e.title
+        );
+        assert!(html.contains(&format!("\">#{id} · ")), "timeline label #{id}");
+        assert!(html.contains(&format!(
+            "<div class=\"kw\">{}</div>",
+            epimine::report::escape(&e.keywords.join(", "))
+        )));
+    }
+    assert!(html.contains("t.closest('details')||t.querySelector('details')"));
+}

@@ -43,18 +43,20 @@ pub(super) fn num(x: f64) -> String {
     }
 }
 
-/// A confidence with three significant digits (they are small: a share of the event's gaps).
+/// A confidence with three significant digits (they are small: a share of the event's gaps),
+/// written as a plain decimal a reader can compare (`0.0000370`, not `3.7e-5`).
 pub(super) fn conf(x: f64) -> String {
-    if x == 0.0 || (0.01..1000.0).contains(&x.abs()) {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.2e}")
+    if x == 0.0 || !x.is_finite() || x.abs() >= 0.01 {
+        return format!("{x:.3}");
     }
+    let digits = (2 - x.abs().log10().floor() as i64).clamp(3, 17) as usize;
+    format!("{x:.digits$}")
 }
 
-/// An episode's heading: the LLM's title, else its first keywords.
+/// An episode's heading: its title (the LLM's, or its article's headline, or an extract of its
+/// top passage), else its first keywords.
 pub(super) fn episode_heading(e: &Episode) -> String {
-    if e.source == "llm" && !e.title.is_empty() {
+    if !e.title.is_empty() {
         e.title.clone()
     } else if !e.keywords.is_empty() {
         e.keywords
@@ -89,7 +91,8 @@ mod tests {
         assert_eq!(clip("abc", 3), "abc");
         assert_eq!(num(2.0), "2");
         assert_eq!(num(2.25), "2.3");
-        assert_eq!(conf(0.000177), "1.77e-4");
+        assert_eq!(conf(0.000177), "0.000177");
+        assert_eq!(conf(0.000037), "0.0000370");
         assert_eq!(conf(0.5), "0.500");
     }
 }

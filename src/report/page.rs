@@ -67,7 +67,7 @@ document.addEventListener('mousemove',function(x){
 function reveal(){
   var t=location.hash&&document.getElementById(location.hash.slice(1));
   if(!t)return;
-  var d=t.closest('details');if(d&&!d.open)d.open=true;
+  var d=t.closest('details')||t.querySelector('details');if(d&&!d.open)d.open=true;
   t.scrollIntoView();
 }
 window.addEventListener('hashchange',reveal);reveal();
@@ -135,7 +135,7 @@ pub(super) fn page(
     developments_section(&mut out, views, developments, options.trial);
     index(&mut out, views);
     for (i, v) in views.iter().enumerate() {
-        event_section(&mut out, i, v, options);
+        event_section(&mut out, i, v, options, views.len() == 1);
     }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
@@ -225,12 +225,14 @@ fn index(out: &mut String, views: &[EventView]) {
     out.push_str("</tbody></table>\n");
 }
 
-/// One event: a collapsed section with its status, timeline and episodes.
-fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOptions) {
+/// One event: a collapsed section with its status, timeline and episodes (open when it is the
+/// page's only event).
+fn event_section(out: &mut String, i: usize, v: &EventView, options: &ReportOptions, only: bool) {
     let k = escape(&v.line.key_event);
+    let open = if only { " open" } else { "" };
     let _ = write!(
         out,
-        "<section class=\"event status-{}\" id=\"ev-{i}\" data-key-event=\"{k}\">\n<details><summary><h2>{k}</h2><span class=\"muted\">{} · {} segments · {} episodes · {} – {}</span></summary>\n",
+        "<section class=\"event status-{}\" id=\"ev-{i}\" data-key-event=\"{k}\">\n<details{open}><summary><h2>{k}</h2><span class=\"muted\">{} · {} segments · {} episodes · {} – {}</span></summary>\n",
         escape(v.line.status.as_str()),
         escape(v.line.status.as_str()),
         v.line.segments,
@@ -398,17 +400,11 @@ fn episode_item(
             .stable_id
             .map_or_else(|| ep.episode_id.to_string(), |s| format!("#{s}")),
     );
-    if ep.source == "llm" && !ep.keywords.is_empty() {
+    if !ep.keywords.is_empty() {
         let _ = writeln!(
             out,
             "<div class=\"kw\">{}</div>",
             escape(&ep.keywords.join(", "))
-        );
-    } else if ep.keywords.len() > 5 {
-        let _ = writeln!(
-            out,
-            "<div class=\"kw\">also: {}</div>",
-            escape(&ep.keywords[5..].join(", "))
         );
     }
     let undated = if e.undated > 0 {

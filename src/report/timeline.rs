@@ -108,7 +108,10 @@ fn bars(out: &mut String, ev: &EventView, scale: &Scale) {
             out,
             "<text x=\"0\" y=\"{}\">{} · {}</text>",
             num(base - 3.0),
-            e.episode.episode_id,
+            // The number the episode's card shows: its id across runs where it has one.
+            e.episode
+                .stable_id
+                .map_or_else(|| e.episode.episode_id.to_string(), |s| format!("#{s}")),
             escape(&clip(&episode_heading(e.episode), 30))
         );
         let id = e.episode.episode_id;
