@@ -426,7 +426,7 @@ fn episode_item(
     );
     if !e.top.is_empty() {
         out.push_str("<ol class=\"segs\">\n");
-        for (a, s) in &e.top {
+        for &(a, s, also) in &e.top {
             let url = s
                 .source_id
                 .as_deref()
@@ -449,9 +449,14 @@ fn episode_item(
                 SegmentOrder::Confidence => format!(" · confidence {}", conf(a.confidence)),
                 SegmentOrder::Rank => String::new(),
             };
+            let also = match also {
+                0 => String::new(),
+                1 => " · also in 1 other article".to_string(),
+                n => format!(" · also in {n} other articles"),
+            };
             let _ = writeln!(
                 out,
-                "<li data-doc=\"{}\" data-seg=\"{}\" data-rank=\"{}\">{}<cite>{article}, {} · #{} of {} in the episode{confidence}</cite></li>",
+                "<li data-doc=\"{}\" data-seg=\"{}\" data-rank=\"{}\">{}<cite>{article}, {} · #{} of {} in the episode{confidence}{also}</cite></li>",
                 s.doc_id,
                 s.seg_idx,
                 a.rank,

@@ -135,6 +135,10 @@ pub(super) type ByEpisode<'a> = BTreeMap<(&'a str, u32), Vec<&'a Assignment>>;
 
 /// A slot for every assigned segment, to be filled from the corpus, and the shown trial's
 /// assignments by episode; the top ones of each episode are marked to be kept whole.
+/// How many times `--top-segments` of an episode's passages are read, to show that many
+/// distinct ones.
+pub(super) const CANDIDATES: usize = 4;
+
 pub(super) fn assigned_slots<'a>(
     assignments: &'a [Assignment],
     options: &ReportOptions,
@@ -160,7 +164,12 @@ pub(super) fn assigned_slots<'a>(
         .collect();
     for ((event, _), segs) in &by_episode {
         let slots = found.get_mut(event).expect("filled above");
-        for a in segs.iter().take(options.top_segments) {
+        // More than are shown: near-copies among them are folded into one
+        // (`view::distinct_top`).
+        for a in segs
+            .iter()
+            .take(options.top_segments.saturating_mul(CANDIDATES))
+        {
             slots
                 .get_mut(&(a.doc_id, a.seg_idx))
                 .expect("filled above")

@@ -16,8 +16,9 @@ pub(super) struct EpisodeView<'a> {
     pub(super) days: BTreeMap<i32, u32>,
     /// Assigned segments without a date.
     pub(super) undated: u32,
-    /// Top segments by confidence.
-    pub(super) top: Vec<(&'a Assignment, &'a Segment)>,
+    /// Top segments in the page's order, distinct ([`distinct_top`]), each with how many
+    /// other articles carry a near-copy of it among the passages read.
+    pub(super) top: Vec<(&'a Assignment, &'a Segment, usize)>,
     /// What became of it since the previous run of the same `--out` (`lineage.parquet`).
     pub(super) change: Option<&'a Lineage>,
 }
@@ -191,19 +192,20 @@ fn episode_view<'a>(
             None => undated += 1,
         }
     }
-    let top = segs
+    let candidates: Vec<(&'a Assignment, &'a Segment)> = segs
         .iter()
-        .take(options.top_segments)
+        .take(options.top_segments.saturating_mul(super::read::CANDIDATES))
         .map(|a| {
             (
                 *a,
                 slot(inputs.found, a)
                     .segment
                     .as_ref()
-                    .expect("shown, so kept"),
+                    .expect("read, so kept"),
             )
         })
         .collect();
+    let top = distinct_top(&candidates, options.top_segments);
     let change = inputs.lineage.iter().find(|r| {
         r.key_event == episode.key_event
             && r.trial == episode.trial
@@ -215,5 +217,130 @@ fn episode_view<'a>(
         undated,
         top,
         change,
+    }
+}
+
+/// A passage's words, lowercased, without punctuation: what two copies of one paragraph share
+/// whatever their outlets' quotes and spacing.
+fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether two passages are near-copies: at least 80% of their words shared (Jaccard).
+fn near_copy(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let shared = a.intersection(b).count();
+    let all = a.len() + b.len() - shared;
+    all > 0 && shared * 5 >= all * 4
+}
+
+/// The passages shown of an episode (issue 65, item 2): of `candidates` (in the page's order),
+/// `n` that are not near-copies of one another — a near-copy is folded into the first, which
+/// counts the other articles carrying it — taken first from articles not shown yet, then from
+/// any; in the page's order.
+pub(super) fn distinct_top<'a>(
+    candidates: &[(&'a Assignment, &'a Segment)],
+    n: usize,
+) -> Vec<(&'a Assignment, &'a Segment, usize)> {
+    let bags: Vec<BTreeSet<String>> = candidates.iter().map(|(_, s)| words(&s.text)).collect();
+    // Each candidate's group: the first earlier one it is a near-copy of, else its own.
+    let mut leader: Vec<usize> = (0..candidates.len()).collect();
+    for i in 0..candidates.len() {
+        if let Some(j) = (0..i).find(|&j| leader[j] == j && near_copy(&bags[i], &bags[j])) {
+            leader[i] = j;
+        }
+    }
+    let others = |j: usize| {
+        let mine = candidates[j].1.doc_id;
+        (0..candidates.len())
+            .filter(|&i| leader[i] == j)
+            .map(|i| candidates[i].1.doc_id)
+            .filter(|&d| d != mine)
+            .collect::<BTreeSet<u32>>()
+            .len()
+    };
+    let leaders: Vec<usize> = (0..candidates.len()).filter(|&i| leader[i] == i).collect();
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut articles: BTreeSet<u32> = BTreeSet::new();
+    for &i in &leaders {
+        if chosen.len() < n && articles.insert(candidates[i].1.doc_id) {
+            chosen.push(i);
+        }
+    }
+    for &i in &leaders {
+        if chosen.len() < n && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+        .into_iter()
+        .map(|i| (candidates[i].0, candidates[i].1, others(i)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(doc: u32, text: &str) -> Segment {
+        Segment {
+            key_event: "e".into(),
+            theme: None,
+            doc_id: doc,
+            doc_date: None,
+            seg_idx: 0,
+            text: text.into(),
+            source_id: None,
+            title: None,
+        }
+    }
+
+    fn asg(doc: u32, rank: u32) -> Assignment {
+        Assignment {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: 0,
+            stable_id: None,
+            status: None,
+            doc_id: doc,
+            seg_idx: 0,
+            rank,
+            confidence: 0.0,
+        }
+    }
+
+    #[test]
+    fn near_copies_fold_into_one_and_other_articles_come_first() {
+        let wire = "Floodwater breached the eastern levee before dawn, forcing hundreds of families from their homes.";
+        let segs = [
+            seg(1, wire),
+            seg(2, &format!("“{}”", wire.to_uppercase())),
+            seg(3, &wire.replace("hundreds", "hundreds and hundreds")),
+            seg(
+                1,
+                "Officials in Riverside said the shelters were full by noon on Tuesday.",
+            ),
+            seg(
+                4,
+                "Farmers upstream counted the cost of the drowned harvest this week.",
+            ),
+            seg(
+                5,
+                "Schools opened their gyms to the evacuees from the lower town.",
+            ),
+        ];
+        let asgs: Vec<Assignment> = (0..segs.len() as u32)
+            .map(|r| asg(segs[r as usize].doc_id, r))
+            .collect();
+        let candidates: Vec<(&Assignment, &Segment)> = asgs.iter().zip(segs.iter()).collect();
+        let top = distinct_top(&candidates, 3);
+        let shown: Vec<(u32, usize)> = top.iter().map(|(a, _, also)| (a.rank, *also)).collect();
+        // The wire paragraph once (also in articles 2 and 3); article 1's other passage after
+        // articles 4 and 5, which were not shown yet.
+        assert_eq!(shown, [(0, 2), (4, 0), (5, 0)]);
+        assert_eq!(distinct_top(&candidates, 4).len(), 4);
     }
 }
