@@ -1110,3 +1110,42 @@ fn an_evening_story_stays_on_its_evening() {
     assert_eq!(of("utc"), Some(day(2025, 10, 14)));
     assert_eq!(of("naive"), Some(day(2025, 10, 13)));
 }
+
+/// Issue 64's minor item: `--date-format %m/%d/%Y` on day-first dates is refused, even with
+/// `--on-error skip` — the dates with a day up to 12 would be read with the day and the month
+/// swapped — naming a date that reads the other way round.
+#[test]
+fn day_first_dates_read_month_first_are_refused() {
+    let dir = scratch();
+    let text = "The river rose above the old levee and the lower town was evacuated overnight.";
+    let rows = vec![
+        ("flood", "a", "05/10/2025", "A", text.to_string()),
+        ("flood", "b", "13/10/2025", "B", format!("{text} Two.")),
+        ("flood", "c", "14/10/2025", "C", format!("{text} Three.")),
+    ];
+    let input = dir.path().join("feed.csv");
+    std::fs::write(&input, csv_text(&rows)).unwrap();
+    for extra in [
+        &["--date-format", "%m/%d/%Y"][..],
+        &["--date-format", "%m/%d/%Y", "--on-error", "skip"],
+    ] {
+        let result = import(&input, &dir.path().join("corpus"), extra);
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{extra:?}: {err}");
+        assert!(
+            err.contains("2 date(s) are not dates with --date-format but are with the day and the month swapped")
+                && err.contains("`13/10/2025`")
+                && err.contains("`%d/%m/%Y`"),
+            "{err}"
+        );
+    }
+    let segs = import_ok(
+        &input,
+        &dir.path().join("right"),
+        &["--date-format", "%d/%m/%Y"],
+    );
+    assert_eq!(
+        segs.iter().filter(|s| s.doc_date.is_some()).count(),
+        segs.len()
+    );
+}

@@ -227,6 +227,23 @@ pub fn local_day(text: &str, date_format: Option<&str>) -> Option<i32> {
     i32::try_from((with_offset.date_naive() - epoch).num_days()).ok()
 }
 
+/// What a row error says when its date reads only with `%d` and `%m` swapped: the whole
+/// import stops on it ([`super::import_from`]), since the rows that did read were read the wrong
+/// way round.
+pub(super) const DAY_FIRST: &str = "the day and the month are the other way round";
+
+/// `format` with `%d` and `%m` swapped, when `text` is a date that way and not `format`'s.
+pub(super) fn day_month_swapped(text: &str, format: &str) -> Option<String> {
+    if !(format.contains("%d") && format.contains("%m")) {
+        return None;
+    }
+    let swapped = format
+        .replace("%d", "\u{0}")
+        .replace("%m", "%d")
+        .replace('\u{0}', "%m");
+    parse_time_with(text, &swapped).map(|_| swapped)
+}
+
 /// The `published` cell of a row: none when empty, else a date read by `date_format` (when
 /// given) or one of [`TIME_FORMS`], or Unix seconds or milliseconds.
 fn published_of(
@@ -241,6 +258,17 @@ fn published_of(
                 .and_then(|f| parse_time_with(s, f))
                 .or_else(|| parse_time(s))
                 .ok_or_else(|| {
+                    if let Some(swapped) = date_format.and_then(|f| day_month_swapped(s, f)) {
+                        return (
+                            Some("published"),
+                            format!(
+                                "`{}` is not a date with --date-format `{}`, but is with \
+                                 `{swapped}` ({DAY_FIRST})",
+                                s.escape_debug(),
+                                date_format.unwrap_or_default().escape_debug()
+                            ),
+                        );
+                    }
                     let given = date_format
                         .map(|f| format!("`{}` (--date-format), or ", f.escape_debug()))
                         .unwrap_or_default();

@@ -287,6 +287,24 @@ async fn import_from(
         ..Default::default()
     };
     result.read = columns_read(&result.absent, c.files.len(), config);
+    // Dates read the wrong way round stop the import whatever `on_error` says: the rows that
+    // did read (a day up to 12) were read with the day and the month swapped.
+    if let Some(e) = c
+        .errors
+        .iter()
+        .find(|e| e.reason.contains(check::DAY_FIRST))
+    {
+        let swapped = c
+            .errors
+            .iter()
+            .filter(|e| e.reason.contains(check::DAY_FIRST))
+            .count();
+        return Err(ArticlesError::Settings(format!(
+            "{swapped} date(s) are not dates with --date-format but are with the day and the \
+             month swapped (e.g. {e}); the dates that did read were read the wrong way round: \
+             give the other --date-format"
+        )));
+    }
     let mut errors = c.errors;
     let needs_record = late_errors.len();
     errors.extend(late_errors);
