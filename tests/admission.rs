@@ -684,3 +684,33 @@ fn a_batch_appended_during_a_run_is_the_next_runs() {
         .sum();
     assert_eq!(articles, 20, "{report}");
 }
+
+/// Issue 64's minor item: files a killed run left staged (`episodes.parquet#0`: SIGKILL while
+/// one was being written, before its rename into place) are removed by the next run, once it
+/// holds the folder.
+#[test]
+fn files_a_killed_run_left_staged_are_removed_by_the_next() {
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 10);
+    let out = dir.path().join("out");
+    ok(run(&corpus, s(&out), &[], &[]).output().unwrap());
+    let staged = [
+        "episodes.parquet#0",
+        "_identity/000001.parquet#3",
+        "run.json#1",
+    ];
+    for f in staged {
+        std::fs::write(out.join(f), b"half").unwrap();
+    }
+    let o = ok(run(&corpus, s(&out), &[], &[("RUST_LOG", "info")])
+        .output()
+        .unwrap());
+    assert!(
+        stderr(&o).contains("3 file(s) a stopped run left half-written removed"),
+        "{}",
+        stderr(&o)
+    );
+    for f in staged {
+        assert!(!out.join(f).exists(), "{f}");
+    }
+}

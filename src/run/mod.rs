@@ -525,6 +525,16 @@ fn open_out(
     if process == 0 {
         held =
             Some(crate::storage::lock::acquire(&out, runtime, "epimine run").map_err(out_error)?);
+        // Files a killed run was writing (`episodes.parquet#0`): ours to remove, now that no
+        // other run can be writing here.
+        match crate::storage::delete_staged(&out) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                "{}: {n} file(s) a stopped run left half-written removed",
+                out.display()
+            ),
+            Err(e) => tracing::warn!("{}: {e}", out.display()),
+        }
         let prev = runtime.block_on(history::previous(&out))?;
         if !options.fresh {
             check_followed_corpus(job, &out, &prev, runtime)?;

@@ -39,6 +39,39 @@ pub use named::{retry_config, DEFAULT_TIMEOUT_SECS, TIMEOUT_ENV};
 use parquet_io::{check_fields, writer_properties, HashingSink};
 pub use parquet_io::{ObjectReader, TableWriter, Written, DEFAULT_ROW_GROUP_ROWS};
 
+/// Whether `name` is a file object_store stages on a local disk before renaming it into place
+/// (`episodes.parquet#0`): one left by a process killed while it wrote (SIGKILL, a lost node).
+pub fn is_staged(name: &str) -> bool {
+    name.rsplit_once('#').is_some_and(|(head, n)| {
+        !head.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Deletes the staged files ([`is_staged`]) that a killed writer left in `location` (below it
+/// too); returns how many. Only on a local disk: object_store's listing leaves them out, and on
+/// S3 an upload never finished is never an object. Call it only while no other writer can be
+/// staging there (a lock).
+pub fn delete_staged(location: &Location) -> std::io::Result<usize> {
+    fn walk(dir: &std::path::Path, deleted: &mut usize) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                walk(&entry.path(), deleted)?;
+            } else if kind.is_file() && is_staged(&entry.file_name().to_string_lossy()) {
+                std::fs::remove_file(entry.path())?;
+                *deleted += 1;
+            }
+        }
+        Ok(())
+    }
+    let mut deleted = 0;
+    if let Some(dir) = location.local_path().filter(|d| d.is_dir()) {
+        walk(&dir, &mut deleted)?;
+    }
+    Ok(deleted)
+}
+
 /// Which kind of store a [`Location`] points into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {

@@ -132,8 +132,22 @@ pub async fn import_append(
 ) -> Result<ArticlesImport, ArticlesError> {
     config.validate().map_err(ArticlesError::Settings)?;
     let _held = hold_for_append(out).await?;
+    remove_staged(out).await;
     let existing = existing_in(out).await?;
     import_into(spec, out, config, Some(existing)).await
+}
+
+/// Removes the files an import killed while it wrote left staged (`segments-000003.parquet#0`),
+/// with the corpus held.
+async fn remove_staged(out: &Location) {
+    match crate::storage::delete_staged(out) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(
+            "{}: {n} file(s) a stopped import left half-written removed",
+            out.display()
+        ),
+        Err(e) => tracing::warn!("{}: {e}", out.display()),
+    }
 }
 
 /// Takes the corpus for one append (the lock of `crate::storage::lock`, under `<corpus>/_lock/`),
