@@ -16,6 +16,69 @@ pub struct CorpusFile {
     pub bytes: u64,
     /// Its segments.
     pub rows: u64,
+    /// Its sha256 as its import wrote it ([`BATCHES`]), when the corpus lists it and its size
+    /// is the listed one.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+/// The corpus's list of its segments files, one a batch, with the sha256 each import wrote:
+/// `batches.json` (issue 64, item 4).
+pub const BATCHES: &str = "batches.json";
+
+/// One batch of [`BATCHES`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Batch {
+    /// The segments file.
+    pub name: String,
+    /// Its sha256 when written.
+    pub sha256: String,
+    /// Its segments.
+    pub rows: u64,
+    /// Its size.
+    pub bytes: u64,
+    /// When it was imported (UTC, RFC 3339).
+    pub imported: String,
+}
+
+/// The batches the corpus lists ([`BATCHES`]); none for a corpus from before the list.
+pub async fn batches(corpus: &Location) -> Result<Vec<Batch>, CorpusError> {
+    if !corpus.exists(BATCHES).await? {
+        return Ok(Vec::new());
+    }
+    let bytes = corpus.get(BATCHES).await?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        CorpusError::Changed(
+            corpus.display_child(BATCHES),
+            format!("not the list of batches epimine writes ({e})"),
+        )
+    })
+}
+
+/// Adds the segments file `name` just written (`written`) to the corpus's [`BATCHES`] (a new
+/// list for a whole import, `fresh`); called with the corpus held (an append's lock).
+pub async fn record_batch(
+    corpus: &Location,
+    name: &str,
+    written: &crate::storage::Written,
+    fresh: bool,
+) -> Result<(), CorpusError> {
+    let mut list = if fresh {
+        Vec::new()
+    } else {
+        batches(corpus).await.unwrap_or_default()
+    };
+    list.retain(|b| b.name != name);
+    list.push(Batch {
+        name: name.to_string(),
+        sha256: written.sha256.clone(),
+        rows: written.rows,
+        bytes: written.bytes,
+        imported: crate::run_folder::history::rfc3339(crate::run_folder::history::now_ms()),
+    });
+    let json = serde_json::to_vec_pretty(&list).expect("batches serialize");
+    corpus.put(BATCHES, json.into()).await?;
+    Ok(())
 }
 
 /// The corpus this process's run reads and its pinned files ([`pin`]).
@@ -42,10 +105,39 @@ pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
         .into_iter()
         .map(|(name, size, _)| (name, size))
         .collect();
+    let listed = batches(corpus).await.unwrap_or_default();
     let mut files = Vec::new();
     for (name, _, rows) in listed_segment_files(corpus).await? {
         let bytes = sizes.get(&name).copied().unwrap_or_default();
-        files.push(CorpusFile { name, bytes, rows });
+        let batch = listed.iter().find(|b| b.name == name);
+        if let Some(b) = batch.filter(|b| b.bytes != bytes) {
+            tracing::warn!(
+                "{}: {bytes} bytes, but {} bytes when it was imported ({}): it was changed \
+                 since",
+                corpus.display_child(&name),
+                b.bytes,
+                b.imported
+            );
+        }
+        let sha256 = batch.filter(|b| b.bytes == bytes).map(|b| b.sha256.clone());
+        files.push(CorpusFile {
+            name,
+            bytes,
+            rows,
+            sha256,
+        });
+    }
+    for b in &listed {
+        if !files.iter().any(|f| f.name == b.name) {
+            tracing::warn!(
+                "{}: missing, though {} lists it (imported {}, {} segments): its articles are \
+                 not in this run; restore it from a copy, or import them again",
+                corpus.display_child(&b.name),
+                BATCHES,
+                b.imported,
+                b.rows
+            );
+        }
     }
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) =
         Some((corpus.display().to_string(), files.clone()));

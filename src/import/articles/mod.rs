@@ -382,7 +382,8 @@ async fn import_from(
         writer.abort().await;
         return Err(e);
     }
-    writer.finish().await?;
+    let batch = writer.finish().await?;
+    crate::corpus::record_batch(out, &named(Segment::NAME), &batch, existing.is_none()).await?;
     result.written = vec![named(Segment::NAME), named(Boilerplate::NAME)];
     if config.on_error == OnError::Skip {
         result.written.push(named(Rejected::NAME));
