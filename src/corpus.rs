@@ -74,7 +74,7 @@ pub async fn record_batch(
         sha256: written.sha256.clone(),
         rows: written.rows,
         bytes: written.bytes,
-        imported: crate::run_folder::history::rfc3339(crate::run_folder::history::now_ms()),
+        imported: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     });
     let json = serde_json::to_vec_pretty(&list).expect("batches serialize");
     corpus.put(BATCHES, json.into()).await?;

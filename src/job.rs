@@ -247,8 +247,11 @@ pub struct Job {
     pub import: crate::import::articles::ImportConfig,
 }
 
+/// How many committed versions a run folder keeps by default (`keep_versions`).
+pub const DEFAULT_KEEP_VERSIONS: usize = 3;
+
 fn default_keep_versions() -> usize {
-    crate::run_folder::versions::DEFAULT_KEEP
+    DEFAULT_KEEP_VERSIONS
 }
 
 /// Parses a TOML value the way a user types it after `key=`: numbers, booleans and quoted

@@ -66,9 +66,11 @@ pub fn clean_headline(title: &str) -> Option<String> {
 /// A short extract of `passage` as a title: its first sentence, cut at a word to at most
 /// [`MAX_EXTRACT_CHARS`] characters with `…` where it was cut.
 pub fn extract(passage: &str) -> String {
-    let first = crate::import::segment::sentences(passage)
-        .first()
-        .map_or(passage, |s| s)
+    use unicode_segmentation::UnicodeSegmentation;
+    let first = passage
+        .unicode_sentences()
+        .next()
+        .unwrap_or(passage)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");

@@ -35,9 +35,6 @@ pub const VERSIONS_DIR: &str = "_versions";
 /// The folder of the commit records.
 pub const COMMITS_DIR: &str = "_commits";
 
-/// How many committed versions a run folder keeps by default (`keep_versions`).
-pub const DEFAULT_KEEP: usize = 3;
-
 /// Why a version cannot be committed or read.
 #[derive(Debug, thiserror::Error)]
 pub enum VersionError {

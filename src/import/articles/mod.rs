@@ -301,24 +301,7 @@ async fn import_from(
         ..Default::default()
     };
     result.read = columns_read(&result.absent, c.files.len(), config);
-    // Dates read the wrong way round stop the import whatever `on_error` says: the rows that
-    // did read (a day up to 12) were read with the day and the month swapped.
-    if let Some(e) = c
-        .errors
-        .iter()
-        .find(|e| e.reason.contains(check::DAY_FIRST))
-    {
-        let swapped = c
-            .errors
-            .iter()
-            .filter(|e| e.reason.contains(check::DAY_FIRST))
-            .count();
-        return Err(ArticlesError::Settings(format!(
-            "{swapped} date(s) are not dates with --date-format but are with the day and the \
-             month swapped (e.g. {e}); the dates that did read were read the wrong way round: \
-             give the other --date-format"
-        )));
-    }
+    refuse_swapped_dates(&c.errors)?;
     let mut errors = c.errors;
     let needs_record = late_errors.len();
     errors.extend(late_errors);
@@ -389,15 +372,42 @@ async fn import_from(
         result.written.push(named(Rejected::NAME));
     }
     if existing.is_none() {
-        // The folder holds this corpus whole: labels and gold episodes of an earlier import
-        // (whose keys name other segments) go.
-        let written: Vec<&str> = result.written.iter().map(String::as_str).collect();
-        crate::corpus::remove_stale_tables(out, &written).await?;
-        // The settings it was read with, for its appends (issue 65, item 4).
-        let saved = toml::to_string(config).map_err(|e| ArticlesError::Settings(e.to_string()))?;
-        out.put(SAVED_CONFIG, saved.into_bytes().into()).await?;
+        whole_corpus(out, &result.written, config).await?;
     }
     Ok(result)
+}
+
+/// After a whole import (not an append), the folder holds this corpus whole: the labels and
+/// gold episodes of an earlier import (whose keys name other segments) go, and the settings it
+/// was read with are saved for its appends (issue 65, item 4).
+async fn whole_corpus(
+    out: &Location,
+    written: &[String],
+    config: &ImportConfig,
+) -> Result<(), ArticlesError> {
+    let written: Vec<&str> = written.iter().map(String::as_str).collect();
+    crate::corpus::remove_stale_tables(out, &written).await?;
+    let saved = toml::to_string(config).map_err(|e| ArticlesError::Settings(e.to_string()))?;
+    out.put(SAVED_CONFIG, saved.into_bytes().into()).await?;
+    Ok(())
+}
+
+/// Dates read the wrong way round stop the import whatever `on_error` says: the rows that did
+/// read (a day up to 12) were read with the day and the month swapped.
+fn refuse_swapped_dates(errors: &[RowError]) -> Result<(), ArticlesError> {
+    let swapped: Vec<&RowError> = errors
+        .iter()
+        .filter(|e| e.reason.contains(check::DAY_FIRST))
+        .collect();
+    match swapped.first() {
+        None => Ok(()),
+        Some(e) => Err(ArticlesError::Settings(format!(
+            "{} date(s) are not dates with --date-format but are with the day and the month \
+             swapped (e.g. {e}); the dates that did read were read the wrong way round: give \
+             the other --date-format",
+            swapped.len()
+        ))),
+    }
 }
 
 /// The settings a corpus was first imported with (column names, bad rows, dates, the cut),

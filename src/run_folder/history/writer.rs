@@ -120,45 +120,7 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
         committed.commit(out).await?;
     }
     let Some(head) = head else {
-        // No head: a first run, unless history/ holds committed runs (the head or _identity/
-        // was removed or lost): numbering afresh would give their ids again and overwrite them.
-        let runs: Vec<String> = out
-            .list_folder(HISTORY_DIR)
-            .await?
-            .into_iter()
-            .map(|(name, _, _)| name)
-            .filter(|name| name.ends_with(".parquet"))
-            .collect();
-        if let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) {
-            return Err(HistoryError::Out {
-                location: out.display_child(HEAD),
-                reason: format!(
-                    "missing, but {} holds {} committed run(s) ({first} … {last}): this run \
-                     cannot follow them, and numbering afresh would give their episode ids \
-                     again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a \
-                     copy{fix}",
-                    out.display_child(HISTORY_DIR),
-                    runs.len()
-                ),
-            });
-        }
-        if let Some(r) = versions::latest(out).await.ok().flatten() {
-            return Err(HistoryError::Out {
-                location: out.display_child(HEAD),
-                reason: format!(
-                    "missing, but {} holds run {} committed: this run cannot follow it, and \
-                     numbering afresh would give its episode ids again. Restore {HEAD} and \
-                     {STATE_DIR}/ from a copy{fix}",
-                    out.display_child(versions::COMMITS_DIR),
-                    r.run
-                ),
-            });
-        }
-        return Ok(Previous {
-            head: None,
-            state: BTreeMap::new(),
-            articles: Some(BTreeMap::new()),
-        });
+        return first_run(out, fix).await;
     };
     check_history_files(out).await;
     let unreadable = |reason: String| HistoryError::Out {
@@ -189,6 +151,50 @@ pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
         head: Some(head),
         state,
         articles,
+    })
+}
+
+/// [`previous`] without a head: a first run, unless the folder holds committed runs (the head
+/// or `_identity/` removed or lost), which numbering afresh would give the ids of again.
+async fn first_run(out: &Location, fix: &str) -> Result<Previous, HistoryError> {
+    // No head: a first run, unless history/ holds committed runs (the head or _identity/
+    // was removed or lost): numbering afresh would give their ids again and overwrite them.
+    let runs: Vec<String> = out
+        .list_folder(HISTORY_DIR)
+        .await?
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .filter(|name| name.ends_with(".parquet"))
+        .collect();
+    if let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) {
+        return Err(HistoryError::Out {
+            location: out.display_child(HEAD),
+            reason: format!(
+                "missing, but {} holds {} committed run(s) ({first} … {last}): this run \
+                 cannot follow them, and numbering afresh would give their episode ids \
+                 again and overwrite their history. Restore {HEAD} and {STATE_DIR}/ from a \
+                 copy{fix}",
+                out.display_child(HISTORY_DIR),
+                runs.len()
+            ),
+        });
+    }
+    if let Some(r) = versions::latest(out).await.ok().flatten() {
+        return Err(HistoryError::Out {
+            location: out.display_child(HEAD),
+            reason: format!(
+                "missing, but {} holds run {} committed: this run cannot follow it, and \
+                 numbering afresh would give its episode ids again. Restore {HEAD} and \
+                 {STATE_DIR}/ from a copy{fix}",
+                out.display_child(versions::COMMITS_DIR),
+                r.run
+            ),
+        });
+    }
+    Ok(Previous {
+        head: None,
+        state: BTreeMap::new(),
+        articles: Some(BTreeMap::new()),
     })
 }
 
