@@ -14,7 +14,7 @@
 //! gives (on a local disk a hard link renamed into place: no bytes copied, each file replaced
 //! whole), `run.json` last, then the history's file and head. A run stopped between the switch
 //! and the end of its publication is finished by the next run before any work
-//! ([`super::history::writer::previous`]); a run that resumes its publication after a newer run
+//! (`history::writer::previous`); a run that resumes its publication after a newer run
 //! committed publishes the newest version again at its end, so the folder's top level always
 //! ends as the newest commit's. Nothing at the top level is touched before the switch: a run
 //! that fails or is killed before it (disk full, a folder it may not write) leaves the last good
