@@ -687,7 +687,8 @@ fn a_batch_appended_during_a_run_is_the_next_runs() {
 
 /// Issue 64's minor item: files a killed run left staged (`episodes.parquet#0`: SIGKILL while
 /// one was being written, before its rename into place) are removed by the next run, once it
-/// holds the folder.
+/// holds the folder — those untouched for 10 minutes: a fresh one may be a live writer's (a
+/// run racing for the lock, another process's probe).
 #[test]
 fn files_a_killed_run_left_staged_are_removed_by_the_next() {
     let dir = scratch();
@@ -699,8 +700,17 @@ fn files_a_killed_run_left_staged_are_removed_by_the_next() {
         "_identity/000001.parquet#3",
         "run.json#1",
     ];
-    for f in staged {
+    // Left 11 minutes ago; one staged a second ago (a writer at work) stays.
+    for f in staged.iter().chain(&["terms.parquet#2"]) {
         std::fs::write(out.join(f), b"half").unwrap();
+    }
+    for f in staged {
+        std::fs::File::options()
+            .write(true)
+            .open(out.join(f))
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(660))
+            .unwrap();
     }
     let o = ok(run(&corpus, s(&out), &[], &[("RUST_LOG", "info")])
         .output()
@@ -713,4 +723,5 @@ fn files_a_killed_run_left_staged_are_removed_by_the_next() {
     for f in staged {
         assert!(!out.join(f).exists(), "{f}");
     }
+    assert!(out.join("terms.parquet#2").exists());
 }

@@ -47,20 +47,32 @@ pub fn is_staged(name: &str) -> bool {
     })
 }
 
+/// How old a staged file must be to be taken for a killed writer's: a live one (a lock being
+/// taken, a probe, another process's start) lives milliseconds.
+pub const STAGED_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Deletes the staged files ([`is_staged`]) that a killed writer left in `location` (below it
-/// too); returns how many. Only on a local disk: object_store's listing leaves them out, and on
-/// S3 an upload never finished is never an object. Call it only while no other writer can be
-/// staging there (a lock).
+/// too, but not in `_lock/`, where runs racing for the lock stage theirs), untouched for
+/// [`STAGED_AGE`]; returns how many. Only on a local disk: object_store's listing leaves them
+/// out, and on S3 an upload never finished is never an object. Call it while holding the lock.
 pub fn delete_staged(location: &Location) -> std::io::Result<usize> {
     fn walk(dir: &std::path::Path, deleted: &mut usize) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let kind = entry.file_type()?;
-            if kind.is_dir() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if kind.is_dir() && name != lock::LOCK_DIR {
                 walk(&entry.path(), deleted)?;
-            } else if kind.is_file() && is_staged(&entry.file_name().to_string_lossy()) {
-                std::fs::remove_file(entry.path())?;
-                *deleted += 1;
+            } else if kind.is_file() && is_staged(&name) {
+                let old = entry
+                    .metadata()?
+                    .modified()?
+                    .elapsed()
+                    .is_ok_and(|age| age >= STAGED_AGE);
+                if old {
+                    std::fs::remove_file(entry.path())?;
+                    *deleted += 1;
+                }
             }
         }
         Ok(())
