@@ -66,7 +66,10 @@ pub async fn record_batch(
     let mut list = if fresh {
         Vec::new()
     } else {
-        batches(corpus).await.unwrap_or_default()
+        batches(corpus).await.unwrap_or_else(|e| {
+            tracing::warn!("{e}; written anew, listing this batch only");
+            Vec::new()
+        })
     };
     list.retain(|b| b.name != name);
     list.push(Batch {
@@ -99,13 +102,11 @@ pub fn pinned(corpus: &Location) -> Option<Vec<CorpusFile>> {
 /// is gone or changed size is an error naming it. Returns them (`run.json`'s `corpus_files`).
 pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
     unpin();
-    let sizes: std::collections::BTreeMap<String, u64> = corpus
-        .list_folder("")
-        .await?
-        .into_iter()
-        .map(|(name, size, _)| (name, size))
-        .collect();
-    let listed = batches(corpus).await.unwrap_or_default();
+    let sizes = file_sizes(corpus).await?;
+    let listed = batches(corpus).await.unwrap_or_else(|e| {
+        tracing::warn!("{e}; this run records no sha256 of the corpus's batches");
+        Vec::new()
+    });
     let mut files = Vec::new();
     for (name, _, rows) in listed_segment_files(corpus).await? {
         let bytes = sizes.get(&name).copied().unwrap_or_default();
@@ -142,6 +143,18 @@ pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) =
         Some((corpus.display().to_string(), files.clone()));
     Ok(files)
+}
+
+/// Each object's size in `corpus`, by name.
+async fn file_sizes(
+    corpus: &Location,
+) -> Result<std::collections::BTreeMap<String, u64>, CorpusError> {
+    Ok(corpus
+        .list_folder("")
+        .await?
+        .into_iter()
+        .map(|(name, size, _)| (name, size))
+        .collect())
 }
 
 /// Ends this process's pin ([`pin`]).
@@ -295,12 +308,7 @@ pub async fn segment_files(corpus: &Location) -> Result<Vec<(String, usize)>, Co
             .map(|(name, groups, _)| (name, groups))
             .collect());
     };
-    let sizes: std::collections::BTreeMap<String, u64> = corpus
-        .list_folder("")
-        .await?
-        .into_iter()
-        .map(|(name, size, _)| (name, size))
-        .collect();
+    let sizes = file_sizes(corpus).await?;
     let mut files = Vec::new();
     for f in pinned {
         let changed = |what: String| CorpusError::Changed(corpus.display_child(&f.name), what);

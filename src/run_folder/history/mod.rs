@@ -29,6 +29,9 @@ pub enum HistoryError {
     /// Storage failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// A commit record cannot be read.
+    #[error(transparent)]
+    Version(#[from] super::versions::VersionError),
 }
 
 /// The folder of the per-run history files.

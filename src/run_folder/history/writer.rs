@@ -296,10 +296,7 @@ async fn unpublished(
     fix: &str,
 ) -> Result<Option<versions::Record>, HistoryError> {
     let next = head.map_or(1, |h| h.run + 1);
-    let latest = versions::latest(out).await.map_err(|e| HistoryError::Out {
-        location: out.display_child(versions::COMMITS_DIR),
-        reason: e.to_string(),
-    })?;
+    let latest = versions::latest(out).await?;
     match latest {
         Some(r) if r.run == next => Ok(Some(r)),
         // Without a head, [`previous`] names what is missing.
