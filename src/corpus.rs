@@ -47,12 +47,8 @@ pub async fn batches(corpus: &Location) -> Result<Vec<Batch>, CorpusError> {
         return Ok(Vec::new());
     }
     let bytes = corpus.get(BATCHES).await?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        CorpusError::Changed(
-            corpus.display_child(BATCHES),
-            format!("not the list of batches epimine writes ({e})"),
-        )
-    })
+    serde_json::from_slice(&bytes)
+        .map_err(|e| CorpusError::Batches(corpus.display_child(BATCHES), e.to_string()))
 }
 
 /// Adds the segments file `name` just written (`written`) to the corpus's [`BATCHES`] (a new
@@ -187,6 +183,9 @@ pub enum CorpusError {
     /// A segments file this run pinned at its start is gone or changed.
     #[error("{0}: {1} since this run began (it reads the corpus as it was then; an append adds files and changes none): run again to read the corpus as it is now")]
     Changed(String, String),
+    /// The corpus's list of batches does not parse.
+    #[error("{0}: not the list of batches epimine writes ({1})")]
+    Batches(String, String),
     /// Segments share a key: assignments and labels, which name a segment by its key, would
     /// be ambiguous.
     #[error("{corpus}: {}", duplicate_keys(*count, key_event, *doc_id, *seg_idx))]
