@@ -475,6 +475,28 @@ fn on_s3_a_held_folder_is_refused_and_a_killed_runs_lock_is_taken_over() {
     same_bytes(&out, "resumed on s3");
 }
 
+/// Starts a run of `corpus` into `out` that stalls at `point` (`EPIMINE_STALL`) while the
+/// returned marker file exists, its stderr in the returned log; returns once it stalls there.
+fn start_stalled(
+    dir: &Path,
+    corpus: &Path,
+    out: &Path,
+    point: &str,
+) -> (Child, std::path::PathBuf, std::path::PathBuf) {
+    let marker = dir.join(format!("{point}.stall"));
+    std::fs::write(&marker, b"").unwrap();
+    let log = dir.join(format!("{point}.log"));
+    let stall = format!("{point}:{}", s(&marker));
+    let mut stalled = run(corpus, s(out), &[], &[("EPIMINE_STALL", &stall)])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_until(&mut stalled, || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("stalling at"))
+    });
+    (stalled, marker, log)
+}
+
 /// Makes the lock of `out` look like another machine's that has not been refreshed for 10
 /// minutes (a holder stalled there: SIGSTOP, a frozen VM), so that the next run takes it over.
 fn age_the_lock(out: &Path) {
@@ -517,17 +539,7 @@ fn a_run_stalled_at_its_switch_never_replaces_a_newer_result() {
     for point in ["switch", "publish"] {
         let reference = if point == "switch" { &alone } else { &after };
         let out = dir.path().join(point);
-        let marker = dir.path().join(format!("{point}.stall"));
-        std::fs::write(&marker, b"").unwrap();
-        let log = dir.path().join(format!("{point}.log"));
-        let stall = format!("{point}:{}", s(&marker));
-        let mut stalled = run(&corpus, s(&out), &[], &[("EPIMINE_STALL", &stall)])
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        wait_until(&mut stalled, || {
-            std::fs::read_to_string(&log).is_ok_and(|t| t.contains("stalling at"))
-        });
+        let (stalled, marker, log) = start_stalled(dir.path(), &corpus, &out, point);
         age_the_lock(&out);
         let took_over = ok(run(&corpus, s(&out), &newer, &[]).output().unwrap());
         let said = stderr(&took_over);
@@ -621,17 +633,7 @@ fn a_batch_appended_during_a_run_is_the_next_runs() {
     let before = dir.path().join("before");
     ok(run(&corpus, s(&before), &[], &[]).output().unwrap());
     let out = dir.path().join("out");
-    let marker = dir.path().join("statistics.stall");
-    std::fs::write(&marker, b"").unwrap();
-    let log = dir.path().join("stalled.log");
-    let stall = format!("statistics:{}", s(&marker));
-    let mut stalled = run(&corpus, s(&out), &[], &[("EPIMINE_STALL", &stall)])
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    wait_until(&mut stalled, || {
-        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("stalling at"))
-    });
+    let (stalled, marker, log) = start_stalled(dir.path(), &corpus, &out, "statistics");
     // A batch lands: the first event's articles again, as new articles (ids after the last).
     let segments: Vec<epimine::tables::Segment> = read_rows(&corpus);
     let last = segments.iter().map(|s| s.doc_id).max().unwrap();

@@ -1375,23 +1375,11 @@ fn an_append_remembers_the_corpus_s_columns_and_names_the_follow_job() {
         ),
     )
     .unwrap();
-    let flags = [
-        "--key-event-column",
-        "event",
-        "--id-column",
-        "url",
-        "--published-column",
-        "date",
-        "--title-column",
-        "headline",
-        "--text-column",
-        "body",
-        "--date-format",
-        "%d/%m/%Y",
-    ];
+    let mut flags = COLUMN_FLAGS.to_vec();
+    flags.extend(["--date-format", "%d/%m/%Y"]);
     let corpus = dir.path().join("corpus");
     let mut first = vec!["import", "--articles", s(&day1), "--out", s(&corpus)];
-    first.extend(flags);
+    first.extend(&flags);
     epimine_ok(&first);
     let saved = std::fs::read_to_string(corpus.join("import.toml")).unwrap();
     assert!(
@@ -1428,7 +1416,7 @@ fn an_append_remembers_the_corpus_s_columns_and_names_the_follow_job() {
         s(&again),
         "--append",
     ];
-    append.extend(flags);
+    append.extend(&flags);
     epimine_ok(&append);
     let rows = |c: &Path| -> Vec<Segment> {
         let mut all = Vec::new();

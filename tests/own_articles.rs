@@ -17,19 +17,6 @@ fn example_csv() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/articles.csv")
 }
 
-const COLUMN_FLAGS: [&str; 10] = [
-    "--key-event-column",
-    "event",
-    "--id-column",
-    "url",
-    "--published-column",
-    "date",
-    "--title-column",
-    "headline",
-    "--text-column",
-    "body",
-];
-
 #[test]
 fn columns_found_and_missing_are_said_at_once() {
     let dir = scratch();

@@ -293,3 +293,18 @@ pub fn minilm_dir() -> Option<PathBuf> {
     );
     None
 }
+
+/// The import flags naming the columns of `examples/articles.csv` and of the fed stories
+/// (`event,url,date,headline,body`).
+pub const COLUMN_FLAGS: [&str; 10] = [
+    "--key-event-column",
+    "event",
+    "--id-column",
+    "url",
+    "--published-column",
+    "date",
+    "--title-column",
+    "headline",
+    "--text-column",
+    "body",
+];
