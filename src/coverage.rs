@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tables::{Assignment, Episode, EpisodeArticle, Segment};
+use crate::tables::{Assignment, CopyArticle, Episode, EpisodeArticle, Segment};
 
 /// How much of one key event one trial's episodes cover.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,12 +88,23 @@ pub fn coverage(
 }
 
 /// Each episode's articles ([`EpisodeArticle`]), from one event's segments, episodes and
-/// assignments; rows by trial, episode, then the rank of each article's best segment.
+/// assignments; rows by trial, episode, then the rank of each article's best segment. Then,
+/// under each episode, the articles made only of copies (`copies`, issue 65 item 5) that carry
+/// one of its segments, by the rank of the best of them, marked `copy_of`: an outlet that
+/// carried the story in agency copy is one of its articles.
 pub fn episode_articles(
     segments: &[Segment],
+    copies: &[CopyArticle],
     episodes: &[Episode],
     assignments: &[Assignment],
 ) -> Vec<EpisodeArticle> {
+    // (article copied, segment) → the copies carrying it.
+    let mut carriers: HashMap<(u32, u32), Vec<&CopyArticle>> = HashMap::new();
+    for c in copies {
+        for &seg in &c.carried {
+            carriers.entry((c.copy_of, seg)).or_default().push(c);
+        }
+    }
     let by_key: HashMap<(u32, u32), &Segment> = segments
         .iter()
         .map(|s| ((s.doc_id, s.seg_idx), s))
@@ -151,10 +162,58 @@ pub fn episode_articles(
                 best_rank: a.rank,
                 passage: text(a),
                 episode_passage: episode_passage.clone(),
+                copy_of: None,
+            });
+        }
+        // The copies, each once at the best of the segments it carries here.
+        let mut carried: BTreeMap<u32, (&CopyArticle, &Assignment, u32)> = BTreeMap::new();
+        for a in list.iter() {
+            for c in carriers.get(&(a.doc_id, a.seg_idx)).into_iter().flatten() {
+                carried.entry(c.doc_id).or_insert((c, a, 0)).2 += 1;
+            }
+        }
+        let mut carried: Vec<_> = carried.into_values().collect();
+        carried.sort_by_key(|(c, a, _)| (a.rank, c.doc_id));
+        let first = rows
+            .iter()
+            .rev()
+            .take_while(|r| r.trial == episode.trial && r.episode_id == episode.episode_id)
+            .count();
+        for (i, (c, a, n)) in carried.into_iter().enumerate() {
+            rows.push(EpisodeArticle {
+                key_event: episode.key_event.clone(),
+                trial: episode.trial,
+                episode_id: episode.episode_id,
+                stable_id: None,
+                status: None,
+                episode_title: episode.title.clone(),
+                article_rank: (first + i) as u32,
+                doc_id: c.doc_id,
+                source_id: c.source_id.clone(),
+                title: c.title.clone(),
+                published: c.published,
+                segments: n,
+                article_segments: 0,
+                best_rank: a.rank,
+                passage: text(a),
+                episode_passage: episode_passage.clone(),
+                copy_of: Some(c.copy_of),
             });
         }
     }
     rows
+}
+
+/// Adds to each episode's `n_articles` the articles made only of copies that carry one of its
+/// segments (the rows of `articles` with `copy_of`).
+pub fn count_copies(episodes: &mut [Episode], articles: &[EpisodeArticle]) {
+    let mut copies: HashMap<(u32, u32), u32> = HashMap::new();
+    for r in articles.iter().filter(|r| r.copy_of.is_some()) {
+        *copies.entry((r.trial, r.episode_id)).or_default() += 1;
+    }
+    for e in episodes {
+        e.n_articles += copies.get(&(e.trial, e.episode_id)).copied().unwrap_or(0);
+    }
 }
 
 #[cfg(test)]
@@ -224,7 +283,7 @@ mod tests {
             asg(0, 1, 0, 0),
             asg(1, 2, 0, 0),
         ];
-        let rows = episode_articles(&segments, &episodes, &assignments);
+        let rows = episode_articles(&segments, &[], &episodes, &assignments);
         let got: Vec<(u32, u32, u32, u32, u32, &str, &str)> = rows
             .iter()
             .map(|r| {
@@ -250,6 +309,56 @@ mod tests {
         assert_eq!(rows[1].article_segments, 2);
         assert_eq!(rows[1].source_id.as_deref(), Some("https://news.example/0"));
         assert_eq!(rows[1].published, Some(100));
+        assert!(rows.iter().all(|r| r.copy_of.is_none()));
+        // Two outlets carried article 0's paragraphs whole (a0 and a1; a1 only), one carried
+        // article 3's (in no episode): the first two are articles of episode 0, after its own,
+        // by the rank of the best segment they carry, and counted in its `n_articles`.
+        let copy = |doc_id: u32, copy_of: u32, carried: Vec<u32>| CopyArticle {
+            key_event: "e".into(),
+            doc_id,
+            source_id: Some(format!("https://wire.example/{doc_id}")),
+            title: None,
+            published: Some(200),
+            copy_of,
+            carried,
+        };
+        let copies = [
+            copy(4, 0, vec![0, 1]),
+            copy(5, 0, vec![1]),
+            copy(6, 3, vec![0]),
+        ];
+        let with = episode_articles(&segments, &copies, &episodes, &assignments);
+        let got: Vec<(u32, u32, u32, u32, u32, Option<u32>)> = with
+            .iter()
+            .map(|r| {
+                (
+                    r.episode_id,
+                    r.article_rank,
+                    r.doc_id,
+                    r.segments,
+                    r.best_rank,
+                    r.copy_of,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, 1, 1, 0, None),
+                (0, 1, 0, 2, 1, None),
+                (0, 2, 4, 2, 1, Some(0)),
+                (0, 3, 5, 1, 1, Some(0)),
+                (1, 0, 2, 1, 0, None),
+            ]
+        );
+        assert_eq!(with[2].passage, "a1");
+        assert_eq!(with[2].article_segments, 0);
+        let mut counted = episodes.clone();
+        count_copies(&mut counted, &with);
+        assert_eq!(
+            counted.iter().map(|e| e.n_articles).collect::<Vec<_>>(),
+            [2, 0]
+        );
         let c = coverage(&segments, &episodes, &assignments);
         assert_eq!(
             c,

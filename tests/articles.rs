@@ -818,14 +818,17 @@ fn an_import_writes_a_whole_corpus_and_leaves_no_stale_labels() {
         String::from_utf8_lossy(&result.stderr)
     );
     // (boilerplate.parquet: what the import dropped as boilerplate, written by every import;
-    // import.toml: the settings it read with, for its appends; batches.json: its segments
-    // files with their sha256.)
+    // paragraphs.parquet and copies.parquet: its articles' paragraphs for the appends, and
+    // those made only of copies; import.toml: the settings it read with, for its appends;
+    // batches.json: its segments files with their sha256.)
     assert_eq!(
         files_in(&corpus),
         vec![
             "batches.json".to_string(),
             "boilerplate.parquet".to_string(),
+            "copies.parquet".to_string(),
             "import.toml".to_string(),
+            "paragraphs.parquet".to_string(),
             "segments.parquet".to_string()
         ]
     );

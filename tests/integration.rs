@@ -7,6 +7,7 @@ mod util;
 mod admission;
 mod articles;
 mod baseline;
+mod batches;
 mod cli;
 mod encode;
 mod encoder;

@@ -57,7 +57,8 @@ impl fmt::Display for Imported {
                     )?;
                 }
                 write!(f, "{}", articles::format_summary(result))?;
-                if *append && result.segments == 0 {
+                let carriers: usize = result.events.iter().map(|e| e.carriers).sum();
+                if *append && result.segments == 0 && carriers == 0 {
                     return writeln!(f, "nothing new to add: {out} is as it was");
                 }
                 let rejected = if *skip {
@@ -65,12 +66,24 @@ impl fmt::Display for Imported {
                 } else {
                     String::new()
                 };
-                writeln!(
-                    f,
-                    "wrote {} (its {} distinct paragraphs dropped or kept once){rejected}",
-                    written.join(", "),
-                    result.boilerplate.len()
-                )?;
+                // Each file with what it holds, where a count says it.
+                let noted: Vec<String> = written
+                    .iter()
+                    .map(|w| {
+                        let name = w.rsplit('/').next().unwrap_or(w);
+                        if name.starts_with("boilerplate") {
+                            format!(
+                                "{w} (its {} distinct paragraphs dropped or kept once)",
+                                result.boilerplate.len()
+                            )
+                        } else if name.starts_with("copies") {
+                            format!("{w} ({carriers} articles made only of copies of others')")
+                        } else {
+                            w.clone()
+                        }
+                    })
+                    .collect();
+                writeln!(f, "wrote {}{rejected}", noted.join(", "))?;
                 if *append {
                     // A corpus fed by appends is followed: the follow job, into the same --out.
                     return writeln!(

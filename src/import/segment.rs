@@ -150,6 +150,25 @@ pub enum Repeated {
     Copy,
 }
 
+/// One paragraph as the corpus keeps it for the imports after this one (`paragraphs.parquet`,
+/// issue 64 item 6): the fixed-seed hash of its text ([`crate::sharding::hash_str`]) and its
+/// words.
+pub type Mark = (u64, u32);
+
+/// The [`Mark`]s of an article's paragraphs, in order.
+pub fn marks(paragraphs: &[String]) -> Vec<Mark> {
+    paragraphs
+        .iter()
+        .map(|p| {
+            let words = p.split_whitespace().count();
+            (
+                crate::sharding::hash_str(p),
+                u32::try_from(words).unwrap_or(u32::MAX),
+            )
+        })
+        .collect()
+}
+
 /// The paragraphs of one key event's articles (each article given as its paragraphs) found in
 /// more than one article, and what each is: [`Repeated::Furniture`] when it is a short line
 /// (at most `config.boilerplate_max_words` words) found in at least
@@ -160,29 +179,45 @@ pub enum Repeated {
 /// used to be dropped from every article is now kept once). `boilerplate_min_articles = 0`
 /// finds nothing.
 pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<String, Repeated> {
+    let marked: Vec<Vec<Mark>> = articles.iter().map(|a| marks(a)).collect();
+    let kinds = repeated_marks(&marked, config);
+    let mut out = HashMap::new();
+    for (article, marks) in articles.iter().zip(&marked) {
+        for (p, m) in article.iter().zip(marks) {
+            if let Some(&kind) = kinds.get(&m.0) {
+                out.insert(p.clone(), kind);
+            }
+        }
+    }
+    out
+}
+
+/// [`repeated`] over articles given as their paragraphs' [`Mark`]s: what each repeated
+/// paragraph (by its hash) is.
+pub fn repeated_marks(articles: &[Vec<Mark>], config: &SegmentConfig) -> HashMap<u64, Repeated> {
     let min_articles = config.boilerplate_min_articles;
     if min_articles == 0 {
         return HashMap::new();
     }
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashMap<u64, usize> = HashMap::new();
     for article in articles {
-        let distinct: HashSet<&str> = article.iter().map(String::as_str).collect();
+        let distinct: HashSet<u64> = article.iter().map(|m| m.0).collect();
         for p in distinct {
             *seen.entry(p).or_default() += 1;
         }
     }
-    let long = |p: &str| p.split_whitespace().count() > config.boilerplate_max_words;
-    let shared = |p: &str| seen.get(p).is_some_and(|&n| n >= 2);
+    let long = |m: &Mark| m.1 as usize > config.boilerplate_max_words;
+    let shared = |m: &Mark| seen.get(&m.0).is_some_and(|&n| n >= 2);
     // A long shared paragraph's place in each article holding it: alone at an edge (no long
     // shared paragraph beside it), or not.
-    let mut not_alone_at_an_edge: HashSet<&str> = HashSet::new();
+    let mut not_alone_at_an_edge: HashSet<u64> = HashSet::new();
     for article in articles {
         let last = article.len().saturating_sub(1);
         for (i, p) in article.iter().enumerate() {
             if !shared(p) || !long(p) {
                 continue;
             }
-            let copy_beside = |q: &str| shared(q) && long(q);
+            let copy_beside = |q: &Mark| shared(q) && long(q);
             let at_edge = i == 0 || i == last;
             let shared_neighbour = (i > 0 && copy_beside(&article[i - 1]))
                 || (i < last && copy_beside(&article[i + 1]));
@@ -190,22 +225,20 @@ pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<Str
             // one paragraph of wire copy, not a notice beside a story (issue 64, item 7).
             let only_one = article.iter().enumerate().all(|(j, q)| j == i || !long(q));
             if !at_edge || shared_neighbour || only_one {
-                not_alone_at_an_edge.insert(p.as_str());
+                not_alone_at_an_edge.insert(p.0);
             }
         }
     }
+    let words: HashMap<u64, u32> = articles.iter().flatten().map(|m| (m.0, m.1)).collect();
     seen.iter()
-        .filter(|&(_, &n)| n >= 2)
-        .filter_map(|(&p, &n)| {
-            if n < min_articles {
-                return None;
-            }
-            let kind = if !long(p) || !not_alone_at_an_edge.contains(p) {
+        .filter(|&(_, &n)| n >= 2 && n >= min_articles)
+        .map(|(&p, _)| {
+            let kind = if !long(&(p, words[&p])) || !not_alone_at_an_edge.contains(&p) {
                 Repeated::Furniture
             } else {
                 Repeated::Copy
             };
-            Some((p.to_string(), kind))
+            (p, kind)
         })
         .collect()
 }
@@ -249,45 +282,68 @@ pub fn cut(paragraphs: &[String], config: &SegmentConfig) -> Vec<String> {
 
 /// [`cut`], and how many pieces were longer than [`MAX_SEGMENT_CHARS`] (and cut).
 fn cut_counting(paragraphs: &[String], config: &SegmentConfig) -> (Vec<String>, usize) {
-    let mut pieces: Vec<String> = Vec::new();
-    for p in paragraphs {
+    let (cut, _, long) = cut_traced(paragraphs, config);
+    (cut, long)
+}
+
+/// [`cut_counting`], and for each paragraph the first and last segment holding some of it.
+fn cut_traced(paragraphs: &[String], config: &SegmentConfig) -> (Vec<String>, Vec<Span>, usize) {
+    // Each piece with the paragraphs it holds.
+    let mut pieces: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, p) in paragraphs.iter().enumerate() {
         if chars(p) <= config.max_chars {
-            pieces.push(p.clone());
+            pieces.push((p.clone(), vec![i]));
         } else {
-            pieces.extend(pack(p, config));
+            pieces.extend(pack(p, config).into_iter().map(|x| (x, vec![i])));
         }
     }
     // Short pieces join the next one (the last one joins the previous).
-    let mut out: Vec<String> = Vec::new();
-    let mut carry = String::new();
-    for piece in pieces {
-        let piece = if carry.is_empty() {
-            piece
-        } else {
-            format!("{} {piece}", std::mem::take(&mut carry))
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut carry: Option<(String, Vec<usize>)> = None;
+    for (text, from) in pieces {
+        let piece = match carry.take() {
+            None => (text, from),
+            Some((c, mut cf)) => {
+                cf.extend(from);
+                (format!("{c} {text}"), cf)
+            }
         };
-        if chars(&piece) < config.min_chars {
-            carry = piece;
+        if chars(&piece.0) < config.min_chars {
+            carry = Some(piece);
         } else {
             out.push(piece);
         }
     }
-    if !carry.is_empty() {
+    if let Some((c, cf)) = carry {
         match out.last_mut() {
             Some(last) => {
-                last.push(' ');
-                last.push_str(&carry);
+                last.0.push(' ');
+                last.0.push_str(&c);
+                last.1.extend(cf);
             }
-            None => out.push(carry),
+            None => out.push((c, cf)),
         }
     }
     let mut cut = Vec::with_capacity(out.len());
+    let mut spans: Vec<Span> = vec![None; paragraphs.len()];
     let mut long = 0;
-    for piece in out {
-        long += usize::from(cut_long(piece, &mut cut));
+    for (text, from) in out {
+        let first = cut.len() as u32;
+        long += usize::from(cut_long(text, &mut cut));
+        let last = cut.len().saturating_sub(1) as u32;
+        for i in from {
+            spans[i] = Some(match spans[i] {
+                Some((a, _)) => (a, last),
+                None => (first, last),
+            });
+        }
     }
-    (cut, long)
+    (cut, spans, long)
 }
+
+/// The first and last segment (`seg_idx`) of its article holding some of a paragraph; `None`
+/// for a paragraph dropped (furniture, a copy).
+pub type Span = Option<(u32, u32)>;
 
 /// What cutting one key event's articles gave.
 #[derive(Debug, Default)]
@@ -313,10 +369,28 @@ pub struct EventCut {
     pub controls_stripped: usize,
     /// Pieces longer than [`MAX_SEGMENT_CHARS`], cut there.
     pub long_cut: usize,
+    /// Each article's paragraphs as [`Mark`]s (for the imports after this one).
+    pub marks: Vec<Vec<Mark>>,
+    /// Each article's paragraphs (as in `marks`): the segments holding it ([`Span`]).
+    pub spans: Vec<Vec<Span>>,
+    /// Each article's paragraphs dropped as copies of an earlier article's, by hash.
+    pub carried: Vec<Vec<u64>>,
+    /// Distinct furniture lines found now that articles of earlier batches hold too, and kept
+    /// (there, they are dropped when a run reads the corpus: `crate::corpus`).
+    pub late_furniture: usize,
 }
 
 /// Cuts one key event's articles (their texts, in article order).
 pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
+    cut_event_after(texts, config, &[])
+}
+
+/// Cuts one key event's articles (their texts, in article order) that come after `earlier`
+/// ones (the event's articles of the corpus's earlier batches, as their paragraphs' [`Mark`]s):
+/// the repeated paragraphs are found over all of them, so a batch of two articles drops the
+/// furniture that one import of every batch would (issue 64 item 6), and a paragraph of news
+/// copy an earlier article holds is a copy in each of these.
+pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Mark>]) -> EventCut {
     let mut controls_stripped = 0;
     let paras: Vec<Vec<String>> = texts
         .iter()
@@ -326,17 +400,40 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
             paragraphs(&clean)
         })
         .collect();
-    let kinds = repeated(&paras, config);
+    let marked: Vec<Vec<Mark>> = paras.iter().map(|a| marks(a)).collect();
+    let every: Vec<Vec<Mark>> = earlier.iter().chain(&marked).cloned().collect();
+    let kinds = repeated_marks(&every, config);
+    let before: HashSet<u64> = earlier.iter().flatten().map(|m| m.0).collect();
+    // What the earlier batches alone made furniture (an import before this one said so).
+    let known: HashMap<u64, Repeated> = if earlier.is_empty() {
+        HashMap::new()
+    } else {
+        repeated_marks(earlier, config)
+    };
     let (mut dropped, mut copies, mut copied_articles, mut long_cut) = (0, 0, 0, 0);
     let mut dropped_by_text: HashMap<String, (Repeated, usize)> = HashMap::new();
-    // The shared paragraphs already kept, by the first article holding them.
-    let mut told: HashMap<&str, usize> = HashMap::new();
+    // The shared paragraphs already kept, by the first article holding them (usize::MAX: one
+    // of an earlier batch).
+    let mut told: HashMap<u64, usize> = before.iter().map(|&h| (h, usize::MAX)).collect();
+    let mut late: HashSet<u64> = HashSet::new();
     let mut segments = Vec::with_capacity(paras.len());
-    for (a, article) in paras.iter().enumerate() {
+    let mut spans = Vec::with_capacity(paras.len());
+    let mut carried = Vec::with_capacity(paras.len());
+    for (a, (article, marks)) in paras.iter().zip(&marked).enumerate() {
         let mut kept: Vec<String> = Vec::new();
+        // Each kept paragraph's place among the article's.
+        let mut kept_at: Vec<usize> = Vec::new();
+        let mut copied: Vec<u64> = Vec::new();
         let mut dropped_a_copy = false;
-        for p in article {
-            match kinds.get(p) {
+        for (at, (p, m)) in article.iter().zip(marks).enumerate() {
+            let kind = kinds.get(&m.0);
+            if kind == Some(&Repeated::Furniture)
+                && before.contains(&m.0)
+                && known.get(&m.0) != Some(&Repeated::Furniture)
+            {
+                late.insert(m.0);
+            }
+            match kind {
                 Some(Repeated::Furniture) => {
                     dropped += 1;
                     dropped_by_text
@@ -345,8 +442,9 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
                         .1 += 1;
                     continue;
                 }
-                Some(Repeated::Copy) if *told.entry(p.as_str()).or_insert(a) != a => {
+                Some(Repeated::Copy) if *told.entry(m.0).or_insert(a) != a => {
                     dropped_a_copy = true;
+                    copied.push(m.0);
                     copies += 1;
                     dropped_by_text
                         .entry(p.clone())
@@ -357,32 +455,43 @@ pub fn cut_event(texts: &[&str], config: &SegmentConfig) -> EventCut {
                 _ => {}
             }
             kept.push(p.clone());
+            kept_at.push(at);
         }
         if kept.is_empty() && dropped_a_copy {
             copied_articles += 1;
         }
-        let (segs, long) = cut_counting(&kept, config);
+        let (segs, kept_spans, long) = cut_traced(&kept, config);
+        let mut article_spans: Vec<Span> = vec![None; article.len()];
+        for (at, span) in kept_at.into_iter().zip(kept_spans) {
+            article_spans[at] = span;
+        }
         long_cut += long;
         segments.push(segs);
+        spans.push(article_spans);
+        carried.push(copied);
     }
     let mut boilerplate: Vec<(String, Repeated, usize)> = dropped_by_text
         .into_iter()
         .map(|(text, (kind, n))| (text, kind, n))
         .collect();
     boilerplate.sort_by(|a, b| a.0.cmp(&b.0));
+    // The distinct repeated paragraphs of each kind that these articles hold.
+    let held: HashSet<u64> = marked.iter().flatten().map(|m| m.0).collect();
+    let here = |kind: Repeated| held.iter().filter(|h| kinds.get(h) == Some(&kind)).count();
     EventCut {
         segments,
         boilerplate_dropped: dropped,
-        boilerplate_lines: kinds
-            .values()
-            .filter(|&&k| k == Repeated::Furniture)
-            .count(),
+        boilerplate_lines: here(Repeated::Furniture),
         boilerplate,
         copies_dropped: copies,
-        shared_paragraphs: kinds.values().filter(|&&k| k == Repeated::Copy).count(),
+        shared_paragraphs: here(Repeated::Copy),
         copied_articles,
         controls_stripped,
         long_cut,
+        marks: marked,
+        spans,
+        carried,
+        late_furniture: late.len(),
     }
 }
 
@@ -543,5 +652,57 @@ mod tests {
         let cut = cut_event(&["Bell\u{7} rings.\u{0}"], &SegmentConfig::default());
         assert_eq!(cut.segments[0], ["Bell rings."]);
         assert_eq!(cut.controls_stripped, 2);
+    }
+
+    #[test]
+    fn small_batches_drop_the_furniture_one_import_drops() {
+        // Six articles with the same two furniture lines, fed as three batches of two: each
+        // batch alone holds the lines twice (under the bound of three) and keeps them; over the
+        // batches, as in one import of all six, they go, and the agency paragraph an earlier
+        // batch carried is a copy.
+        let config = SegmentConfig::default();
+        let wire = "The regional agency reported that the water level at the main gauge had \
+                    passed the record set in the great flood of the previous century overnight.";
+        let texts: Vec<String> = (0..6)
+            .map(|i| {
+                let own = format!(
+                    "Article {i} tells its own part of the flood in the valley, with the \
+                     names of streets and people only this outlet reported on day {i}."
+                );
+                let wire = if i == 1 || i == 4 { wire } else { "" };
+                format!("{own}\n{wire}\nReporting by Jane Doe\nRead more")
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let whole = cut_event(&refs, &config);
+        assert_eq!(whole.boilerplate_lines, 2);
+        let mut earlier: Vec<Vec<Mark>> = Vec::new();
+        let mut kept = Vec::new();
+        let mut late = 0;
+        for batch in refs.chunks(2) {
+            let alone = cut_event(batch, &config);
+            assert_eq!(
+                alone.boilerplate_lines, 0,
+                "a batch of two alone keeps them"
+            );
+            let cut = cut_event_after(batch, &config, &earlier);
+            late += cut.late_furniture;
+            earlier.extend(cut.marks.iter().cloned());
+            kept.extend(cut.segments);
+        }
+        // The second batch finds them (the first batch's two articles and its own), and says
+        // the first batch holds them; the third drops them too.
+        assert_eq!(late, 2);
+        for (i, segs) in kept.iter().enumerate().skip(2) {
+            assert!(
+                segs.iter()
+                    .all(|s| !s.contains("Reporting by") && !s.contains("Read more")),
+                "article {i}: {segs:?}"
+            );
+        }
+        assert_eq!(kept[2..], whole.segments[2..]);
+        // Under the bound over every batch: nothing is furniture.
+        let few = cut_event_after(&refs[..1], &config, &earlier[..1]);
+        assert_eq!((few.boilerplate_lines, few.late_furniture), (0, 0));
     }
 }

@@ -83,6 +83,7 @@ pub async fn render(
     // kept whole.
     let (mut found, by_episode) = assigned_slots(&assignments, options);
     let per_event = read_corpus(corpus, &mut found).await?;
+    let copies = crate::corpus::read_copies(corpus).await?;
     let manifest = match manifest {
         Some(m) => m,
         None => read::baseline_manifest(&per_event, &episodes),
@@ -103,6 +104,7 @@ pub async fn render(
         found: &found,
         by_episode: &by_episode,
         lineage: &lineage,
+        copies: &copies,
     };
     check_corpus(&inputs, &assignments)?;
     let views = event_views(&inputs, &episodes, options);

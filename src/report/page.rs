@@ -407,6 +407,12 @@ fn episode_item(
             escape(&ep.keywords.join(", "))
         );
     }
+    // The outlets that carried it whole in agency copy (issue 65 item 5).
+    let carried = match e.carriers {
+        0 => String::new(),
+        1 => ", carried whole by 1 more article (agency copy)".to_string(),
+        n => format!(", carried whole by {n} more articles (agency copy)"),
+    };
     let undated = if e.undated > 0 {
         format!(" ({} undated)", e.undated)
     } else {
@@ -414,11 +420,11 @@ fn episode_item(
     };
     let _ = writeln!(
         out,
-        "<div class=\"muted\">{} segments ({} of the event's){undated} in {} articles ({} of its articles) · first {} · peak {} · last {}{}</div>",
+        "<div class=\"muted\">{} segments ({} of the event's){undated} in {} articles ({} of its articles){carried} · first {} · peak {} · last {}{}</div>",
         ep.n_segments,
         percent(ep.n_segments as usize, v.line.segments),
-        ep.n_articles,
-        percent(ep.n_articles as usize, v.articles),
+        e.own_articles,
+        percent(e.own_articles, v.articles),
         date_or_dash(ep.first_date),
         date_or_dash(ep.peak_date),
         date_or_dash(ep.last_date),

@@ -7,7 +7,7 @@ use super::error::ReportError;
 use super::options::ReportOptions;
 use super::read::{ByEpisode, CorpusEvent, EventLine, Found, FoundMap, Manifest};
 use crate::run_folder::manifest::Outcome;
-use crate::tables::{Assignment, Episode, Lineage, Segment};
+use crate::tables::{Assignment, CopyArticle, Episode, Lineage, Segment};
 
 /// One episode as the page shows it.
 pub(super) struct EpisodeView<'a> {
@@ -21,6 +21,11 @@ pub(super) struct EpisodeView<'a> {
     pub(super) top: Vec<(&'a Assignment, &'a Segment, usize)>,
     /// What became of it since the previous run of the same `--out` (`lineage.parquet`).
     pub(super) change: Option<&'a Lineage>,
+    /// Its articles with segments of their own.
+    pub(super) own_articles: usize,
+    /// The articles made only of copies that carry one of its segments (the corpus's
+    /// `copies.parquet`): the outlets that carried it whole in agency copy.
+    pub(super) carriers: usize,
 }
 
 /// One event as the page shows it.
@@ -52,6 +57,8 @@ pub(super) struct ViewInputs<'a> {
     pub(super) by_episode: &'a ByEpisode<'a>,
     /// The run's `lineage` rows (none for a baseline or a run without a history).
     pub(super) lineage: &'a [Lineage],
+    /// The corpus's articles made only of copies, by key event.
+    pub(super) copies: &'a BTreeMap<String, Vec<CopyArticle>>,
 }
 
 /// The slot of an assigned segment.
@@ -211,12 +218,24 @@ fn episode_view<'a>(
             && r.trial == episode.trial
             && r.episode_id == Some(episode.episode_id)
     });
+    let held: BTreeSet<(u32, u32)> = segs.iter().map(|a| (a.doc_id, a.seg_idx)).collect();
+    let carriers = inputs
+        .copies
+        .get(line.key_event.as_str())
+        .map_or(0, |copies| {
+            copies
+                .iter()
+                .filter(|c| c.carried.iter().any(|&g| held.contains(&(c.copy_of, g))))
+                .count()
+        });
     EpisodeView {
         episode,
         days,
         undated,
         top,
         change,
+        own_articles: held.iter().map(|s| s.0).collect::<BTreeSet<_>>().len(),
+        carriers,
     }
 }
 

@@ -43,7 +43,8 @@ table! {
         pub n_segments: u32 => U32,
         /// `clusters`, `llm`, or a baseline's name (`kmeans`, `hdbscan`).
         pub source: String => Utf8,
-        /// Distinct articles among its assigned segments.
+        /// Distinct articles among its assigned segments, and those made only of copies that
+        /// carry one of them (`episode_articles.copy_of`, `epimine run`).
         pub n_articles: u32 => U32,
         /// When it is told ([`EpisodeSpan`]): the first publication date of its assigned segments
         /// (days since 1970-01-01; none when no segment is dated).
@@ -71,7 +72,9 @@ pub fn episode_articles_schema() -> SchemaRef {
 
 table! {
     /// One row of `episode_articles`: an article of an episode (an article with at least one
-    /// segment assigned to it). Rows by key event, trial, episode, then `article_rank`.
+    /// segment assigned to it, or one made only of copies of such segments: `copy_of`). Rows by
+    /// key event, trial, episode, then `article_rank` (the copies after the articles with
+    /// segments of their own).
     #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     pub struct EpisodeArticle in "episode_articles" {
         /// The key event.
@@ -109,6 +112,11 @@ table! {
         pub passage: String => Utf8,
         /// The episode's top passage (its rank-0 segment), the same on every row of the episode.
         pub episode_passage: String => Utf8,
+        /// For an article made only of copies of another's paragraphs (`copies.parquet`: an
+        /// outlet that carried agency copy whole): the `doc_id` of the article it copies, whose
+        /// segments it carries (`segments` counts those in the episode; `article_segments` is
+        /// 0). Null for an article with segments of its own.
+        pub copy_of: Option<u32> => U32Opt,
     }
 }
 

@@ -110,3 +110,55 @@ table! {
         pub kind: String => Utf8,
     }
 }
+
+table! {
+    /// One row of `paragraphs`: one article that `epimine import --articles` read, as its
+    /// paragraphs' fixed-seed hashes and word counts, in order (`crate::import::segment::Mark`),
+    /// kept so that an `--append` finds the repeated paragraphs (furniture, copies) over every
+    /// batch of the corpus, not only its own (issue 64 item 6). Key events in import order,
+    /// articles in their order of the batch (those left with no segment too).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ArticleParagraphs in "paragraphs" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// The article's `doc_id` (in `segments`, or in `copies` for an article made only of
+        /// copies); null for one left with nothing.
+        pub doc_id: Option<u32> => U32Opt,
+        /// Each paragraph's hash.
+        pub hashes: Vec<u64> => U64List,
+        /// Each paragraph's words.
+        pub words: Vec<u32> => U32List,
+        /// Each paragraph's first segment (`seg_idx`) in the article; 4294967295 (u32::MAX) for
+        /// one dropped (furniture, a copy).
+        pub seg_from: Vec<u32> => U32List,
+        /// Each paragraph's last segment in the article; u32::MAX for one dropped.
+        pub seg_to: Vec<u32> => U32List,
+    }
+}
+
+table! {
+    /// One row of `copies`: an article `epimine import --articles` read whose paragraphs were
+    /// all copies of an earlier article's (agency copy an outlet carried whole), so that it has
+    /// no segment of its own (issue 65 item 5). A run lists it among the articles of each
+    /// episode that holds a segment it carries (`episode_articles.copy_of`). By key event, then
+    /// `doc_id`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct CopyArticle in "copies" {
+        /// The key event.
+        pub key_event: String => Utf8,
+        /// Its article index in the key event (after those of the same import that have
+        /// segments).
+        pub doc_id: u32 => U32,
+        /// Its id or URL in its source.
+        pub source_id: Option<String> => Utf8Opt,
+        /// Its title.
+        pub title: Option<String> => Utf8Opt,
+        /// Its publication date (days since 1970-01-01).
+        pub published: Option<i32> => Date32Opt,
+        /// The article it copies (`doc_id` in `segments`): of those whose paragraphs it carries,
+        /// the one holding most of them (the first on a tie).
+        pub copy_of: u32 => U32,
+        /// The segments (`seg_idx` of `copy_of`) holding the paragraphs it carries.
+        pub carried: Vec<u32> => U32List,
+    }
+}

@@ -31,8 +31,8 @@ pub use episodes::{
     Episode, EpisodeArticle, EpisodeSpan, LeftOut,
 };
 pub use inputs::{
-    gold_episodes_schema, labels_schema, segments_schema, Boilerplate, GoldEpisode, Label,
-    Rejected, Segment,
+    gold_episodes_schema, labels_schema, segments_schema, ArticleParagraphs, Boilerplate,
+    CopyArticle, GoldEpisode, Label, Rejected, Segment,
 };
 pub use lineage::{lineage_schema, Development, EpisodeKeys, EpisodeState, EventArticles, Lineage};
 pub use mining::{fragments_schema, pairs_schema, terms_schema, FragmentRow, Pair, Term};
@@ -178,6 +178,8 @@ pub fn all_schemas() -> Vec<(&'static str, SchemaRef)> {
         (FragmentRow::NAME, FragmentRow::schema()),
         (Rejected::NAME, Rejected::schema()),
         (Boilerplate::NAME, Boilerplate::schema()),
+        (ArticleParagraphs::NAME, ArticleParagraphs::schema()),
+        (CopyArticle::NAME, CopyArticle::schema()),
         (Lineage::NAME, Lineage::schema()),
         (Development::NAME, Development::schema()),
         (EpisodeKeys::NAME, EpisodeKeys::schema()),

@@ -34,6 +34,7 @@ mod cells;
 mod check;
 mod columns;
 mod config;
+mod copies;
 mod csv_rows;
 mod error;
 mod order;
@@ -51,7 +52,7 @@ pub use read::{input_files, ArticleTable};
 use std::collections::{HashMap, HashSet};
 
 use crate::storage::Location;
-use crate::tables::{Boilerplate, Rejected, Segment, Table};
+use crate::tables::{ArticleParagraphs, Boilerplate, CopyArticle, Rejected, Segment, Table};
 use check::bad_rows;
 use order::{cut_articles, fill_records, fill_table_records, order_event, Collected};
 use read::format_of;
@@ -114,6 +115,9 @@ struct Existing {
     events: HashMap<String, (u32, HashSet<String>)>,
     /// The suffix of the files this import writes (`segments-000002.parquet`).
     suffix: String,
+    /// Each key event's articles of the earlier batches as their `paragraphs*.parquet` rows, to
+    /// find the repeated paragraphs and the copies over every batch.
+    paragraphs: HashMap<String, Vec<ArticleParagraphs>>,
 }
 
 /// `epimine import --articles … --append`: adds the articles of `spec` to the corpus in `out`
@@ -240,14 +244,77 @@ async fn existing_in(out: &Location) -> Result<Existing, ArticlesError> {
         suffix: format!("-{:06}", next_batch(out, &files)),
         ..Default::default()
     };
-    for s in crate::corpus::read_segments(out).await? {
+    for s in crate::corpus::read_segments_as_imported(out).await? {
         let e = existing.events.entry(s.key_event).or_default();
         e.0 = e.0.max(s.doc_id + 1);
         if let Some(id) = s.source_id {
             e.1.insert(id);
         }
     }
+    let (paragraphs, copies) = earlier_paragraphs(out, &files).await?;
+    for c in copies {
+        let e = existing.events.entry(c.key_event).or_default();
+        e.0 = e.0.max(c.doc_id + 1);
+        if let Some(id) = c.source_id {
+            e.1.insert(id);
+        }
+    }
+    existing.paragraphs = paragraphs;
     Ok(existing)
+}
+
+/// The `paragraphs` rows of every article of the corpus's batches (`paragraphs*.parquet`
+/// beside each `segments*.parquet`), by key event in batch order, and the articles made only
+/// of copies (`copies*.parquet`). A batch imported before the corpus kept them has none: said
+/// in a warning (the repeated paragraphs are then found over the batches that have them).
+async fn earlier_paragraphs(
+    out: &Location,
+    files: &[(String, usize)],
+) -> Result<(HashMap<String, Vec<ArticleParagraphs>>, Vec<CopyArticle>), ArticlesError> {
+    let mut by_event: HashMap<String, Vec<ArticleParagraphs>> = HashMap::new();
+    let mut copies = Vec::new();
+    let mut without = Vec::new();
+    for (name, _) in files {
+        let Some(suffix) = name
+            .strip_prefix(Segment::NAME)
+            .and_then(|n| n.strip_suffix(".parquet"))
+        else {
+            continue;
+        };
+        let marks = format!("{}{suffix}.parquet", ArticleParagraphs::NAME);
+        if !out.exists(&marks).await? {
+            without.push(name.clone());
+            continue;
+        }
+        for r in read_side::<ArticleParagraphs>(out, &marks).await? {
+            by_event.entry(r.key_event.clone()).or_default().push(r);
+        }
+        let copied = format!("{}{suffix}.parquet", CopyArticle::NAME);
+        if out.exists(&copied).await? {
+            copies.extend(read_side::<CopyArticle>(out, &copied).await?);
+        }
+    }
+    if !without.is_empty() {
+        tracing::warn!(
+            "{}: {} batch(es) were imported before the corpus kept its paragraphs ({}): \
+             site furniture and shared copy are found over the later batches only",
+            out.display(),
+            without.len(),
+            without.join(", ")
+        );
+    }
+    Ok((by_event, copies))
+}
+
+/// The rows of the side table `name` of the corpus in `out`.
+async fn read_side<T: Table>(out: &Location, name: &str) -> Result<Vec<T>, ArticlesError> {
+    let batches = out.read_parquet(name, &T::schema()).await?;
+    Ok(
+        T::from_batches(&batches).map_err(|source| crate::storage::StorageError::Table {
+            location: out.display_child(name),
+            source,
+        })?,
+    )
 }
 
 async fn import_into(
@@ -316,18 +383,24 @@ async fn import_from(
     let suffix = existing.as_ref().map_or("", |x| x.suffix.as_str());
     let named = |table: &str| format!("{table}{suffix}.parquet");
     let mut writer = out.table_writer_named::<Segment>(&named(Segment::NAME))?;
+    let mut sides = order::Sides::default();
     for (key_event, kept, mut summary) in events {
         let first_doc = existing
             .as_ref()
             .and_then(|x| x.events.get(&key_event))
             .map_or(0, |e| e.0);
+        let earlier = existing
+            .as_ref()
+            .and_then(|x| x.paragraphs.get(&key_event))
+            .map_or(&[][..], Vec::as_slice);
         let segments = cut_articles(
             &key_event,
             first_doc,
             &kept,
             &mut summary,
             config,
-            &mut result.boilerplate,
+            earlier,
+            &mut sides,
         );
         drop(kept);
         result.segments += segments.len();
@@ -337,11 +410,14 @@ async fn import_from(
         }
         result.events.push(summary);
     }
+    result.boilerplate = std::mem::take(&mut sides.boilerplate);
     stage.finish(&format!(
         "{} rows, {} segments",
         result.rows, result.segments
     ));
-    if result.segments == 0 {
+    // A batch of articles made only of copies (outlets carrying earlier agency copy) adds no
+    // segment, but its articles: it is written (its segments file empty).
+    if result.segments == 0 && (existing.is_none() || sides.copies.is_empty()) {
         writer.abort().await;
         if existing.is_some() && errors.is_empty() {
             // Appending: nothing new is not an error (a feed with nothing since the last time).
@@ -355,6 +431,8 @@ async fn import_from(
     // writes again, never a segments file whose boilerplate table is missing for good.
     let sides = async {
         write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
+        write_named(out, &named(ArticleParagraphs::NAME), &sides.paragraphs).await?;
+        write_named(out, &named(CopyArticle::NAME), &sides.copies).await?;
         if config.on_error == OnError::Skip {
             write_named(out, &named(Rejected::NAME), &result.rejected).await?;
         }
@@ -367,7 +445,12 @@ async fn import_from(
     }
     let batch = writer.finish().await?;
     crate::corpus::record_batch(out, &named(Segment::NAME), &batch, existing.is_none()).await?;
-    result.written = vec![named(Segment::NAME), named(Boilerplate::NAME)];
+    result.written = vec![
+        named(Segment::NAME),
+        named(Boilerplate::NAME),
+        named(ArticleParagraphs::NAME),
+        named(CopyArticle::NAME),
+    ];
     if config.on_error == OnError::Skip {
         result.written.push(named(Rejected::NAME));
     }

@@ -5,11 +5,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::check::{check_row, Article};
 use super::config::ImportConfig;
+use super::copies;
 use super::error::{ArticlesError, RowError};
 use super::read::{column_names, read_file, read_table, unit_of, ArticleTable, RawRow, FIELDS};
 use crate::import::segment;
 use crate::storage::Location;
-use crate::tables::{Boilerplate, Segment};
+use crate::tables::{ArticleParagraphs, Boilerplate, CopyArticle, Segment};
 
 /// The JSON record of a row, for `rejected`.
 pub(super) fn record_json(cells: &RawRow) -> String {
@@ -204,19 +205,50 @@ pub(super) fn order_event(
     (kept, summary, errors)
 }
 
+/// What an import writes beside the segments of its events.
+#[derive(Debug, Default)]
+pub(super) struct Sides {
+    /// The boilerplate paragraphs dropped (`boilerplate`).
+    pub boilerplate: Vec<Boilerplate>,
+    /// Each article's paragraphs (`paragraphs`).
+    pub paragraphs: Vec<ArticleParagraphs>,
+    /// The articles made only of copies (`copies`).
+    pub copies: Vec<CopyArticle>,
+}
+
 /// Cuts one event's kept articles into its segments (doc_id dense in their order, from
-/// `first_doc`: 0, or after the articles already in the corpus with `--append`); the
-/// boilerplate paragraphs dropped go to `boilerplate`.
+/// `first_doc`: 0, or after the articles already in the corpus with `--append`; the articles
+/// made only of copies after them, `super::copies`); the boilerplate paragraphs dropped, each
+/// article's paragraphs and the copies go to `sides`. The repeated paragraphs are found over
+/// the event's articles of the corpus's earlier batches too (`earlier`, their `paragraphs`
+/// rows).
 pub(super) fn cut_articles(
     key_event: &str,
     first_doc: u32,
     kept: &[Article],
     summary: &mut ArticleSummary,
     config: &ImportConfig,
-    boilerplate: &mut Vec<Boilerplate>,
+    earlier: &[ArticleParagraphs],
+    sides: &mut Sides,
 ) -> Vec<Segment> {
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
-    let cut = segment::cut_event(&texts, &config.segment);
+    let cut = segment::cut_event_after(&texts, &config.segment, &copies::marks_of(earlier));
+    let (mut doc_ids, next) = copies::doc_ids(&cut, first_doc);
+    let here = copies::paragraph_rows(key_event, &doc_ids, &cut);
+    let copied = copies::copy_rows(key_event, kept, &cut, earlier, &here, &mut doc_ids, next);
+    summary.carriers = copied.len();
+    sides.copies.extend(copied);
+    sides
+        .paragraphs
+        .extend(copies::paragraph_rows(key_event, &doc_ids, &cut));
+    let boilerplate = &mut sides.boilerplate;
+    if cut.late_furniture > 0 {
+        tracing::info!(
+            "key event `{key_event}`: {} line(s) of site furniture found over the corpus's \
+             batches; the earlier batches' articles lose them too when a run reads the corpus",
+            cut.late_furniture
+        );
+    }
     summary.boilerplate = cut.boilerplate_dropped;
     summary.copies = cut.copies_dropped;
     summary.copied = cut.copied_articles;
@@ -247,12 +279,11 @@ pub(super) fn cut_articles(
         );
     }
     let mut segments = Vec::new();
-    let mut doc_id = first_doc;
-    for (a, segs) in kept.iter().zip(cut.segments) {
-        if segs.is_empty() {
+    for ((a, segs), doc_id) in kept.iter().zip(cut.segments).zip(doc_ids) {
+        let Some(doc_id) = doc_id.filter(|_| !segs.is_empty()) else {
             summary.empty += 1;
             continue;
-        }
+        };
         let doc_date = a.day;
         for (seg_idx, text) in segs.into_iter().enumerate() {
             segments.push(Segment {
@@ -267,7 +298,6 @@ pub(super) fn cut_articles(
             });
             summary.segments += 1;
         }
-        doc_id += 1;
         summary.articles += 1;
     }
     // Removal that empties many articles is worth a look (the rule may have taken content).
@@ -357,6 +387,9 @@ pub struct ArticleSummary {
     pub empty: usize,
     /// Of `empty`, those whose paragraphs were all copies of earlier articles'.
     pub copied: usize,
+    /// Of `copied`, those kept as carriers of the copy (`copies.parquet`: the articles they
+    /// copy found).
+    pub carriers: usize,
     /// Rows of this event rejected (duplicate ids, with `--on-error skip`).
     pub rejected: usize,
     /// `--append`: articles left out because the corpus already holds their id in this event.

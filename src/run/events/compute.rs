@@ -132,7 +132,9 @@ fn without_llm(job: &Job, p: &Pending, report: &mut EventReport, steps: &Steps) 
         crate::lineage::episode_keys(&p.segments, &p.embeddings, &eps, &asg);
     report.outputs.episodes = eps;
     report.outputs.assignments = asg;
-    report.outputs.describe(&p.segments, &mut report.status);
+    report
+        .outputs
+        .describe(&p.segments, &p.copies, &mut report.status);
 }
 
 /// The episodes, their phases and the assigned segments of an event, summed over trials; no
@@ -254,6 +256,10 @@ pub(in crate::run) fn prepare_event(
                 followed: previous_articles
                     .filter(|_| job.episodes.novelty)
                     .map(|articles| super::pending::Followed::of(&segs, articles, previous)),
+                copies: segs
+                    .first()
+                    .map(|s| crate::corpus::pinned_copies(&s.key_event))
+                    .unwrap_or_default(),
                 segments: segs,
                 embeddings,
                 prepared,

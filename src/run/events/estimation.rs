@@ -384,7 +384,9 @@ fn classify_answers(
         report.outputs.episodes = eps;
         report.outputs.assignments = asg;
         report.outputs.left_out = classified.left_out;
-        report.outputs.describe(&p.segments, &mut report.status);
+        report
+            .outputs
+            .describe(&p.segments, &p.copies, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
         report.prompt = None;
