@@ -530,6 +530,24 @@ def told_before(yesterday, truth_rows, event, phase, day):
     return len(held), len(set().union(*held)) if held else 0
 
 
+def mostly_before(yesterday, truth_rows, event, phase, day):
+    """The previous run's episode most made of `phase` (of at least 5 articles, over half of them
+    the phase's): (its articles, the phase's share), or None. A phase such an episode told the
+    day before was found then: today's articles grow it (`grown`), and a `new` episode of them
+    would say a development is new that the previous run already told."""
+    phase_of = {r["url"]: r["phase"] for r in truth_rows if r["event"] == event and int(r["day"]) < day}
+    mix = defaultdict(lambda: [0, 0])
+    for (e, url), eps in yesterday.items():
+        if e != event or url not in phase_of:
+            continue
+        for ep in eps:
+            mix[ep][0] += 1
+            mix[ep][1] += phase_of[url] == phase
+    best = max(((n, k / n) for n, k in mix.values() if n >= 5 and k / n > 0.5),
+               key=lambda x: (x[1], x[0]), default=None)
+    return best
+
+
 def daily(args, extra):
     n_days = 0
     while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
@@ -545,7 +563,7 @@ def daily(args, extra):
         every = list(csv.DictReader(f))
     seen, purities, lines = {}, [], []
     meaning, changed = {}, set()  # (event, stable id) -> its phase so far; ids whose phase changed
-    arriving, told, honest, flagged, seconds, partly = 0, 0, 0, 0, 0.0, 0
+    arriving, told, honest, flagged, seconds, partly, already = 0, 0, 0, 0, 0.0, 0, 0
     yesterday = {}
     for day in range(1, n_days + 1):
         imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
@@ -582,10 +600,15 @@ def daily(args, extra):
                      f"new flags honest {h}/{n}")
             for event, phase, size, ok, why in phases:
                 before = told_before(yesterday, every, event, phase, day)
+                mostly = mostly_before(yesterday, every, event, phase, day)
                 if not ok and before[0]:
                     partly += 1
+                if not ok and mostly:
+                    already += 1
+                said = (f"; an episode of {mostly[0]} articles, {mostly[1]:.2f} of them this phase"
+                        if mostly else "; no episode mostly it")
                 print(f"    arrives day {day}: {event}/{phase} ({size}): {'told' if ok else 'MISSED, ' + why}"
-                      f"; the day before: {before[0]} of its articles there, in {before[1]} episode(s)")
+                      f"; the day before: {before[0]} of its articles there, in {before[1]} episode(s){said}")
             for event, episode, share in bad:
                 print(f"    new but not news: {event} e{episode} ({share:.2f} of its articles arrived)")
         lines.append(line + f"; run {took:.1f}s")
@@ -597,7 +620,8 @@ def daily(args, extra):
     print(f"arriving phases told on their day: {told} of {arriving}; honest new flags: {honest} of {flagged}; "
           f"ids whose majority phase changed: {len(changed)} of {len(meaning)}; runs {seconds:.1f}s in all")
     print(f"missed phases partly there the day before (some of their articles in the previous run's "
-          f"episodes): {partly} of {arriving - told}")
+          f"episodes): {partly} of {arriving - told}; of them told the day before (an episode of "
+          f"at least 5 articles, over half of them the phase's): {already}")
 
 
 def day_overlap(a, b):

@@ -63,8 +63,9 @@ class _Folder:
 
 class Corpus(_Folder):
     """A corpus folder (what ``epimine import`` writes): ``segments``; from articles,
-    ``boilerplate`` (and ``rejected`` with ``on_error="skip"``); from a dataset folder,
-    ``labels`` and ``gold_episodes``. Path-like: pass it wherever a path goes."""
+    ``boilerplate``, ``copies`` and ``paragraphs`` (and ``rejected`` with
+    ``on_error="skip"``); from a dataset folder, ``labels`` and ``gold_episodes``. Path-like:
+    pass it wherever a path goes."""
 
     def __init__(self, location: str, summary: dict[str, Any] | None = None) -> None:
         super().__init__(location)
@@ -92,6 +93,13 @@ class Corpus(_Folder):
         """Paragraphs ``import_articles`` dropped as boilerplate (found in many articles of one
         key event: bylines, "Read more"), with how often."""
         return self.table("boilerplate")
+
+    @property
+    def copies(self) -> Table:
+        """Articles made only of copies of earlier articles' paragraphs (agency copy an outlet
+        carried whole): no segment of their own; ``copy_of`` is the article they copy. A run
+        lists them with the episodes holding what they carry (``episode_articles.copy_of``)."""
+        return self.table("copies")
 
     @property
     def rejected(self) -> Table:

@@ -84,4 +84,5 @@ def test_a_run_reopens_and_is_path_like(detected, tmp_path):
     assert os.fspath(again) == run.location
     assert pa.table(again.episodes).equals(pa.table(run.episodes))
     corpus = epimine.open_corpus(run.corpus)
-    assert corpus.tables == ["boilerplate", "segments"]
+    assert corpus.tables == ["boilerplate", "copies", "paragraphs", "segments"]
+    assert corpus.copies.num_rows == 0
