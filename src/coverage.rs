@@ -143,6 +143,7 @@ pub fn episode_articles(
             }
             *n += 1;
         }
+        let best_count = best.len();
         for (article_rank, a) in best.into_iter().enumerate() {
             let s = by_key.get(&(a.doc_id, a.seg_idx));
             rows.push(EpisodeArticle {
@@ -163,8 +164,11 @@ pub fn episode_articles(
                 passage: text(a),
                 episode_passage: episode_passage.clone(),
                 copy_of: None,
+                echo_of: None,
             });
         }
+        let own = rows.len() - best_count;
+        mark_echoes(&mut rows[own..]);
         // The copies, each once at the best of the segments it carries here.
         let mut carried: BTreeMap<u32, (&CopyArticle, &Assignment, u32)> = BTreeMap::new();
         for a in list.iter() {
@@ -198,10 +202,47 @@ pub fn episode_articles(
                 passage: text(a),
                 episode_passage: episode_passage.clone(),
                 copy_of: Some(c.copy_of),
+                echo_of: None,
             });
         }
     }
     rows
+}
+
+/// A passage's words, lowercased, without punctuation: what two copies of one paragraph share
+/// whatever their outlets' quotes and spacing.
+pub fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether two passages are near-copies: at least 80% of their words shared (Jaccard).
+pub fn near_copy(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let shared = a.intersection(b).count();
+    let all = a.len() + b.len() - shared;
+    all > 0 && shared * 5 >= all * 4
+}
+
+/// The most distinct passages of an episode a passage is held against ([`mark_echoes`]): an
+/// episode of thousands of articles costs at most this many comparisons a row.
+pub const ECHO_LEADERS: usize = 64;
+
+/// Marks each row of one episode's own articles (`rows`, in rank order) whose passage is a
+/// near-copy ([`near_copy`]) of a higher-ranked row's (issue 65 item 2: the same sentence from
+/// five outlets): `echo_of` is that row's `doc_id`, so `echo_of is null` reads the episode's
+/// distinct passages. A passage is held against the first [`ECHO_LEADERS`] distinct ones.
+fn mark_echoes(rows: &mut [EpisodeArticle]) {
+    let mut leaders: Vec<(u32, BTreeSet<String>)> = Vec::new();
+    for r in rows.iter_mut() {
+        let bag = words(&r.passage);
+        match leaders.iter().find(|(_, b)| near_copy(&bag, b)) {
+            Some((doc, _)) => r.echo_of = Some(*doc),
+            None if leaders.len() < ECHO_LEADERS => leaders.push((r.doc_id, bag)),
+            None => {}
+        }
+    }
 }
 
 /// Adds to each episode's `n_articles` the articles made only of copies that carry one of its
@@ -374,5 +415,55 @@ mod tests {
             c[0].describe(),
             "4 of 5 segments (80%) and 3 of 4 articles in an episode"
         );
+    }
+
+    #[test]
+    fn the_same_passage_from_other_outlets_is_marked_as_an_echo() {
+        let segments = vec![
+            seg(
+                0,
+                0,
+                "Flood water stood a metre deep on the high street by dawn.",
+            ),
+            seg(
+                1,
+                0,
+                "Flood water stood a metre deep on the high street by dawn!",
+            ),
+            seg(2, 0, "Police opened shelters in two schools overnight."),
+            seg(
+                3,
+                0,
+                "\"Flood water stood a metre deep on the high street\" by dawn.",
+            ),
+        ];
+        let episode = Episode {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: 0,
+            stable_id: None,
+            status: None,
+            title: "flood".into(),
+            title_fields: vec![],
+            keywords: vec![],
+            example_sentences: vec![],
+            n_segments: 0,
+            source: "clusters".into(),
+            n_articles: 0,
+            first_date: None,
+            peak_date: None,
+            last_date: None,
+            phase_id: 0,
+            phase_stable_id: None,
+        };
+        let assignments = vec![
+            asg(0, 0, 0, 0),
+            asg(0, 1, 0, 1),
+            asg(0, 2, 0, 2),
+            asg(0, 3, 0, 3),
+        ];
+        let rows = episode_articles(&segments, &[], &[episode], &assignments);
+        let echoes: Vec<(u32, Option<u32>)> = rows.iter().map(|r| (r.doc_id, r.echo_of)).collect();
+        assert_eq!(echoes, [(0, None), (1, Some(0)), (2, None), (3, Some(0))]);
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::error::ReportError;
 use super::options::ReportOptions;
 use super::read::{ByEpisode, CorpusEvent, EventLine, Found, FoundMap, Manifest};
+use crate::coverage::{near_copy, words};
 use crate::run_folder::manifest::Outcome;
 use crate::tables::{Assignment, CopyArticle, Episode, Lineage, Segment};
 
@@ -237,22 +238,6 @@ fn episode_view<'a>(
         own_articles: held.iter().map(|s| s.0).collect::<BTreeSet<_>>().len(),
         carriers,
     }
-}
-
-/// A passage's words, lowercased, without punctuation: what two copies of one paragraph share
-/// whatever their outlets' quotes and spacing.
-fn words(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Whether two passages are near-copies: at least 80% of their words shared (Jaccard).
-fn near_copy(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
-    let shared = a.intersection(b).count();
-    let all = a.len() + b.len() - shared;
-    all > 0 && shared * 5 >= all * 4
 }
 
 /// The passages shown of an episode (issue 65, item 2): of `candidates` (in the page's order),

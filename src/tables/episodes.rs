@@ -117,6 +117,11 @@ table! {
         /// segments it carries (`segments` counts those in the episode; `article_segments` is
         /// 0). Null for an article with segments of its own.
         pub copy_of: Option<u32> => U32Opt,
+        /// When its `passage` is a near-copy (80% of its words shared) of a higher-ranked
+        /// article's passage in the episode (the same sentence from several outlets): that
+        /// article's `doc_id`; `echo_of is null` gives the episode's distinct passages. Null for
+        /// a copy (`copy_of` says more).
+        pub echo_of: Option<u32> => U32Opt,
     }
 }
 
