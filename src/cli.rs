@@ -387,6 +387,12 @@ pub struct ImportArgs {
     /// `%d/%m/%Y %H:%M` or `%B %d, %Y`; tried before the default forms.
     #[arg(long, requires = "articles")]
     pub date_format: Option<String>,
+    /// The newsroom's time zone (an IANA name: `America/New_York`, `Europe/London`) for dates
+    /// that carry none: a date without an offset is its local time, and one in UTC (`Z`,
+    /// `GMT`, Unix seconds) falls on its day there; a date with another offset keeps its own
+    /// day. Default: each date's own offset (UTC without one).
+    #[arg(long, requires = "articles")]
+    pub timezone: Option<String>,
     /// Column of the title (default `title`).
     #[arg(long, requires = "articles")]
     pub title_column: Option<String>,
@@ -433,6 +439,7 @@ impl ImportArgs {
             theme_column: self.theme_column.clone(),
             on_error: self.on_error,
             date_format: self.date_format.clone(),
+            timezone: self.timezone.clone(),
             target_chars: self.target_chars,
         };
         crate::job::Job::resolve_import_over(self.job.as_deref(), base, overrides)

@@ -308,6 +308,8 @@ pub struct ImportOverrides {
     pub on_error: Option<crate::import::articles::OnError>,
     /// `--date-format`.
     pub date_format: Option<String>,
+    /// `--timezone`.
+    pub timezone: Option<String>,
     /// `--target-chars`.
     pub target_chars: Option<usize>,
 }
@@ -387,6 +389,9 @@ impl Job {
         }
         if let Some(f) = o.date_format {
             config.date_format = Some(f);
+        }
+        if let Some(z) = o.timezone {
+            config.timezone = Some(z);
         }
         if let Some(t) = o.target_chars {
             config.segment.target_chars = t;

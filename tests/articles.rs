@@ -1114,6 +1114,32 @@ fn an_evening_story_stays_on_its_evening() {
     assert_eq!(of("iso"), Some(day(2025, 10, 13)));
     assert_eq!(of("utc"), Some(day(2025, 10, 14)));
     assert_eq!(of("naive"), Some(day(2025, 10, 13)));
+    // The newsroom's zone (--timezone): the UTC instant falls on New York's evening too; a name
+    // that is no IANA zone is refused before any row, naming it, and nothing is written.
+    let corpus = dir.path().join("ny");
+    let segs = import_ok(&input, &corpus, &["--timezone", "America/New_York"]);
+    let of = |id: &str| {
+        segs.iter()
+            .find(|s| s.source_id.as_deref() == Some(id))
+            .and_then(|s| s.doc_date)
+    };
+    assert_eq!(of("utc"), Some(day(2025, 10, 13)));
+    assert_eq!(of("evening"), Some(day(2025, 10, 13)));
+    assert_eq!(of("naive"), Some(day(2025, 10, 13)));
+    // The corpus remembers it for its appends.
+    let saved = std::fs::read_to_string(corpus.join("import.toml")).unwrap();
+    assert!(saved.contains("timezone = \"America/New_York\""), "{saved}");
+    let bad = import(
+        &input,
+        &dir.path().join("mars"),
+        &["--timezone", "Mars/Olympus"],
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("--timezone `Mars/Olympus` is not an IANA time zone"),
+        "{err}"
+    );
+    assert!(!dir.path().join("mars").exists());
 }
 
 /// Issue 64's minor item: `--date-format %m/%d/%Y` on day-first dates is refused, even with

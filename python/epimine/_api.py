@@ -362,6 +362,7 @@ def import_articles(
     append: bool = False,
     progress: Progress = True,
     date_format: str | None = None,
+    timezone: str | None = None,
 ) -> Corpus:
     """``epimine import --articles``: articles (one row an article: key event, id or URL,
     publication time, title, text) cut into segments, written as the corpus ``out``.
@@ -378,6 +379,9 @@ def import_articles(
     ones to ``rejected``. ``target_chars``: the length long paragraphs are cut to (360).
     ``date_format``: a strftime format (chrono's, e.g. ``"%d/%m/%Y %H:%M"``) for publication
     times in another form than ISO 8601 / RFC 3339, RFC 2822 or Unix seconds / milliseconds.
+    ``timezone``: the newsroom's IANA zone (``"America/New_York"``) for dates that carry none:
+    a date without an offset is its local time, one in UTC (``Z``, ``GMT``, Unix seconds) falls
+    on its day there; a date with another offset keeps its own day.
     ``append=True`` adds the articles to the corpus already in ``out`` (``import --articles
     … --append``): those whose id its key event holds are left out, the rest written as one
     more segments file; the segments already there never change, so a re-run keeps their
@@ -410,6 +414,7 @@ def import_articles(
             append=append,
             progress=callback,
             date_format=date_format,
+            timezone=timezone,
             **arguments,
         )
     corpus = Corpus(out, json.loads(summary))

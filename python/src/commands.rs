@@ -45,7 +45,7 @@ fn in_out<T>(out: &str, work: impl FnOnce() -> Result<T, Failure>) -> Result<T, 
     out, *, articles=None, table=None, table_name=None, job=None, key_event_column=None,
     id_column=None, published_column=None, title_column=None, text_column=None,
     theme_column=None, on_error=None, target_chars=None, append=false, progress=None,
-    date_format=None
+    date_format=None, timezone=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn import_articles(
@@ -66,6 +66,7 @@ pub(crate) fn import_articles(
     append: bool,
     progress: Option<Py<PyAny>>,
     date_format: Option<String>,
+    timezone: Option<String>,
 ) -> PyResult<String> {
     let on_error = match on_error.as_deref() {
         None => None,
@@ -88,6 +89,7 @@ pub(crate) fn import_articles(
         theme_column,
         on_error,
         date_format,
+        timezone,
         target_chars,
     };
     // An append starts from the corpus's own settings (its first import's), as the CLI's.

@@ -119,13 +119,23 @@ pub fn implausible(t: i64) -> Option<String> {
     }
 }
 
+/// How a row's publication time is read: `--date-format` and `--timezone`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Dates<'a> {
+    /// `--date-format`.
+    pub format: Option<&'a str>,
+    /// `--timezone`.
+    pub zone: Option<chrono_tz::Tz>,
+}
+
 /// Checks one row's cells into an article.
 pub(super) fn check_row(
     file_idx: usize,
     row: usize,
     cells: &RawRow,
-    date_format: Option<&str>,
+    dates: Dates,
 ) -> Result<Article, (Option<&'static str>, String)> {
+    let date_format = dates.format;
     let text_of = |k: usize,
                    required: bool|
      -> Result<Option<String>, (Option<&'static str>, String)> {
@@ -180,11 +190,17 @@ pub(super) fn check_row(
     if let Some(why) = published.and_then(implausible) {
         return Err((Some("published"), why));
     }
-    let day = match &cells[2] {
-        Cell::Str(s) => local_day(s, date_format),
-        _ => None,
-    }
-    .or_else(|| published.and_then(|t| i32::try_from(t.div_euclid(86_400)).ok()));
+    let (published, day) = match dates.zone {
+        None => (
+            published,
+            match &cells[2] {
+                Cell::Str(s) => local_day(s, date_format),
+                _ => None,
+            }
+            .or_else(|| published.and_then(utc_day)),
+        ),
+        Some(zone) => in_zone(&cells[2], date_format, published, zone),
+    };
     let title =
         text_of(3, false)?.map(|t| crate::import::segment::strip_controls(&t).0.into_owned());
     let text = match &cells[4] {
@@ -204,12 +220,78 @@ pub(super) fn check_row(
     })
 }
 
+/// The UTC day of Unix seconds `t`, as days since 1970-01-01.
+fn utc_day(t: i64) -> Option<i32> {
+    i32::try_from(t.div_euclid(86_400)).ok()
+}
+
+/// Days since 1970-01-01 of a calendar date.
+fn days_of(date: chrono::NaiveDate) -> Option<i32> {
+    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    i32::try_from((date - epoch).num_days()).ok()
+}
+
+/// The instant (Unix seconds) and day of a publication time with `--timezone zone` (issue 65
+/// item 3): a date written with an offset other than UTC's keeps its own day; one in UTC (`Z`,
+/// `+00:00`, `GMT`), Unix seconds or milliseconds, or a Parquet timestamp falls on its day in
+/// `zone`; a date without an offset is `zone`'s local time (its day as written, its instant
+/// `zone`'s; a time the clocks skip reads as the next valid one). `published`: the instant as
+/// read without a zone (UTC for a date without an offset).
+fn in_zone(
+    cell: &Cell,
+    date_format: Option<&str>,
+    published: Option<i64>,
+    zone: chrono_tz::Tz,
+) -> (Option<i64>, Option<i32>) {
+    use chrono::TimeZone;
+    let Some(t) = published else {
+        return (None, None);
+    };
+    let zone_day = |t: i64| {
+        chrono::DateTime::from_timestamp(t, 0)
+            .and_then(|d| days_of(d.with_timezone(&zone).date_naive()))
+    };
+    let Cell::Str(s) = cell else {
+        return (Some(t), zone_day(t));
+    };
+    match with_offset(s, date_format) {
+        Some(d) if d.offset().local_minus_utc() != 0 => (Some(t), days_of(d.date_naive())),
+        Some(_) => (Some(t), zone_day(t)),
+        None => {
+            // Read as UTC wall time: the same wall time in `zone`.
+            let Some(wall) = chrono::DateTime::from_timestamp(t, 0).map(|d| d.naive_utc()) else {
+                return (Some(t), None);
+            };
+            let instant = match zone.from_local_datetime(&wall) {
+                chrono::LocalResult::Single(d) | chrono::LocalResult::Ambiguous(d, _) => {
+                    d.timestamp()
+                }
+                // In a gap the clocks skip (spring forward): an hour on, a valid local time.
+                chrono::LocalResult::None => zone
+                    .from_local_datetime(&(wall + chrono::Duration::hours(1)))
+                    .earliest()
+                    .map_or(t, |d| d.timestamp()),
+            };
+            (Some(instant), days_of(wall.date()))
+        }
+    }
+}
+
 /// The day of a date written with an offset (RFC 3339, RFC 2822, ISO 8601 with `+hh:mm`, or
 /// `date_format` with `%z`), in that offset, as days since 1970-01-01 (issue 65, item 3: the
 /// newsroom's day, not UTC's); `None` for a date without one.
 pub fn local_day(text: &str, date_format: Option<&str>) -> Option<i32> {
+    days_of(with_offset(text, date_format)?.date_naive())
+}
+
+/// A date written with an offset (RFC 3339, RFC 2822, ISO 8601 with `+hh:mm`, or
+/// `date_format` with `%z`), as written; `None` for a date without one.
+fn with_offset(
+    text: &str,
+    date_format: Option<&str>,
+) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     let t = text.trim();
-    let with_offset = date_format
+    date_format
         .and_then(|f| chrono::DateTime::parse_from_str(t, f).ok())
         .or_else(|| chrono::DateTime::parse_from_rfc3339(t).ok())
         .or_else(|| chrono::DateTime::parse_from_rfc2822(t).ok())
@@ -222,9 +304,7 @@ pub fn local_day(text: &str, date_format: Option<&str>) -> Option<i32> {
             ]
             .iter()
             .find_map(|f| chrono::DateTime::parse_from_str(t, f).ok())
-        })?;
-    let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1)?;
-    i32::try_from((with_offset.date_naive() - epoch).num_days()).ok()
+        })
 }
 
 /// What a row error says when its date reads only with `%d` and `%m` swapped: the whole
@@ -411,5 +491,47 @@ mod tests {
         assert_eq!(capped("short", 1000), None);
         let one = "é".repeat(2000);
         assert_eq!(capped(&one, 1000).unwrap().chars().count(), 1000);
+    }
+
+    #[test]
+    fn the_newsroom_s_zone_gives_the_day_of_dates_that_carry_none() {
+        let day = |y, m, d| days_of(chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()).unwrap();
+        let ny: chrono_tz::Tz = "America/New_York".parse().unwrap();
+        let read = |cell: Cell, format: Option<&str>| {
+            let published = published_of(&cell, format).unwrap();
+            in_zone(&cell, format, published, ny)
+        };
+        let text = |t: &str| Cell::Str(t.to_string());
+        // An instant in UTC at 02:53 on the 14th is the 13th's evening in New York (EDT, -4).
+        let utc = read(text("2025-10-14T02:53:10Z"), None);
+        assert_eq!(utc.1, Some(day(2025, 10, 13)));
+        assert_eq!(
+            read(text("Tue, 14 Oct 2025 02:53:10 GMT"), None).1,
+            Some(day(2025, 10, 13))
+        );
+        // Unix seconds and a Parquet timestamp: the same instant, the same day.
+        let t = utc.0.unwrap();
+        assert_eq!(read(Cell::Int(t), None), (Some(t), Some(day(2025, 10, 13))));
+        assert_eq!(
+            read(Cell::Time(t), None),
+            (Some(t), Some(day(2025, 10, 13)))
+        );
+        // Another offset keeps its own day (a Paris date stays Paris's).
+        assert_eq!(
+            read(text("2025-10-14T01:00:00+02:00"), None).1,
+            Some(day(2025, 10, 14))
+        );
+        // No offset: New York's local time: its day as written, its instant four hours on.
+        let naive = read(text("2025-10-13 22:53:10"), None);
+        assert_eq!(naive.1, Some(day(2025, 10, 13)));
+        assert_eq!(naive.0, Some(t));
+        let formatted = read(text("13/10/2025 22:53"), Some("%d/%m/%Y %H:%M"));
+        assert_eq!(formatted.1, Some(day(2025, 10, 13)));
+        // A time the clocks skip (02:30 on 9 March 2025 in New York) still reads, an hour on.
+        let gap = read(text("2025-03-09 02:30:00"), None);
+        assert_eq!(gap.1, Some(day(2025, 3, 9)));
+        assert!(gap.0.is_some());
+        // An empty cell: nothing.
+        assert_eq!(read(Cell::Null, None), (None, None));
     }
 }

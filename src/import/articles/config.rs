@@ -59,6 +59,12 @@ pub struct ImportConfig {
     /// none of the forms read by default; tried first, then those forms. A format with no time
     /// reads midnight; one with no offset (`%z`) reads UTC.
     pub date_format: Option<String>,
+    /// The newsroom's time zone, an IANA name (`America/New_York`, `Europe/London`), for the
+    /// dates that carry none of their own (issue 65 item 3): a date without an offset is that
+    /// zone's local time, and an instant in UTC (`Z`, `+00:00`, `GMT`, Unix seconds or
+    /// milliseconds, a Parquet timestamp) falls on its day there; a date with another offset
+    /// keeps its own day. Unset: every date's own offset (UTC for those without one).
+    pub timezone: Option<String>,
     /// How articles are cut into segments.
     pub segment: SegmentConfig,
     /// The longest text an article keeps, in characters: a longer one is cut there (at a space)
@@ -81,6 +87,7 @@ impl Default for ImportConfig {
             columns: Columns::default(),
             on_error: OnError::default(),
             date_format: None,
+            timezone: None,
             segment: SegmentConfig::default(),
             max_article_chars: DEFAULT_MAX_ARTICLE_CHARS,
         }
@@ -88,6 +95,21 @@ impl Default for ImportConfig {
 }
 
 impl ImportConfig {
+    /// The zone of [`ImportConfig::timezone`], when one is named; a name that is not an IANA
+    /// zone is an error naming it.
+    pub fn zone(&self) -> Result<Option<chrono_tz::Tz>, String> {
+        let Some(name) = &self.timezone else {
+            return Ok(None);
+        };
+        name.trim().parse::<chrono_tz::Tz>().map(Some).map_err(|_| {
+            format!(
+                "--timezone `{}` is not an IANA time zone name (e.g. `America/New_York`, \
+                 `Europe/London`, `Asia/Kolkata`, `UTC`)",
+                name.escape_debug()
+            )
+        })
+    }
+
     /// Checks the settings before any row is read: the segmenting ones
     /// ([`SegmentConfig::validate`]) and `date_format`, whose every `%` must be one chrono knows
     /// (issue 64: `%Q` failed every row, one row at a time).
@@ -100,6 +122,7 @@ impl ImportConfig {
                 self.max_article_chars
             ));
         }
+        self.zone()?;
         if let Some(f) = &self.date_format {
             let bad = chrono::format::StrftimeItems::new(f)
                 .any(|item| matches!(item, chrono::format::Item::Error));

@@ -274,6 +274,8 @@ async fn earlier_paragraphs(
     let mut by_event: HashMap<String, Vec<ArticleParagraphs>> = HashMap::new();
     let mut copies = Vec::new();
     let mut without = Vec::new();
+    // One listing, not a request a file (an hourly feed has thousands of batches).
+    let listed: HashSet<String> = out.list().await?.into_iter().collect();
     for (name, _) in files {
         let Some(suffix) = name
             .strip_prefix(Segment::NAME)
@@ -282,7 +284,7 @@ async fn earlier_paragraphs(
             continue;
         };
         let marks = format!("{}{suffix}.parquet", ArticleParagraphs::NAME);
-        if !out.exists(&marks).await? {
+        if !listed.contains(&marks) {
             without.push(name.clone());
             continue;
         }
@@ -290,7 +292,7 @@ async fn earlier_paragraphs(
             by_event.entry(r.key_event.clone()).or_default().push(r);
         }
         let copied = format!("{}{suffix}.parquet", CopyArticle::NAME);
-        if out.exists(&copied).await? {
+        if listed.contains(&copied) {
             copies.extend(read_side::<CopyArticle>(out, &copied).await?);
         }
     }

@@ -78,7 +78,11 @@ impl Collected {
         let (by_event, errors, rows) = (&mut self.by_event, &mut self.errors, &mut self.rows);
         let (bad, file_columns) = read(&mut |row, cells| {
             *rows += 1;
-            let checked = check_row(file_idx, row, &cells, config.date_format.as_deref())
+            let dates = super::check::Dates {
+                format: config.date_format.as_deref(),
+                zone: config.zone().ok().flatten(),
+            };
+            let checked = check_row(file_idx, row, &cells, dates)
                 .and_then(|a| admit(a, file, unit, row, config.max_article_chars));
             match checked {
                 Ok(a) => match by_event.get_mut(&a.key_event) {
