@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The shape of src/: files over 500 lines, functions over 100 lines, and circles among the
 crate's modules (issue 28): among the top-level modules (a module and everything below it as
-one), then among all modules. Prints the lists; exits 0. Usage: scripts/code-shape.py [SRC]
+one), then among all modules. Prints the lists; exits 0, or with --check (scripts/test.sh, issue
+67) 1 when a function is over 100 lines or the top-level modules make a circle.
+Usage: scripts/code-shape.py [--check] [SRC]
 
 A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
 non-test code (a `use` or an inline `crate::`/`super::`/`self::` path) that names B or something
@@ -145,8 +147,10 @@ def main():
     if args and args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
     if len(args) > 1 or (args and args[0].startswith("-")):
-        print(f"code-shape.py: unknown arguments {' '.join(args)}; usage: scripts/code-shape.py [SRC]", file=sys.stderr)
+        print(f"code-shape.py: unknown arguments {' '.join(args)}; usage: scripts/code-shape.py [--check] [SRC]", file=sys.stderr)
         return 2
     src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "src")
     src = os.path.normpath(src)
@@ -229,6 +233,10 @@ def main():
                 if b in s:
                     why = sorted("::".join(x) + " -> " + "::".join(y) for x in edges for y in edges[x] if x[:1] == a and y[:1] == b)
                     print(f"      {'; '.join(why)}")
+    if check and (long_fns or top_circles):
+        print(f"code-shape.py --check: {len(long_fns)} function(s) over {FN_LIMIT} lines, "
+              f"{len(top_circles)} circle(s) among the top-level modules", file=sys.stderr)
+        return 1
     sccs = tarjan(edges)
     circles = [sorted(s) for s in sccs if len(s) > 1]
     print(f"import circles: {len(circles)}")

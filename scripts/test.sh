@@ -34,6 +34,9 @@ cargo fmt --all -- --check
 echo "== links between the README and docs/ (scripts/doc-links.py)"
 python3 scripts/doc-links.py .
 
+echo "== the code's shape: no function over 100 lines, no circle among the top-level modules"
+python3 scripts/code-shape.py --check > /dev/null
+
 echo "== starting the S3 test server"
 eval "$(scripts/s3-server.sh start)"
 trap 'scripts/s3-server.sh stop' EXIT

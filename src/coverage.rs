@@ -169,44 +169,61 @@ pub fn episode_articles(
         }
         let own = rows.len() - best_count;
         mark_echoes(&mut rows[own..]);
-        // The copies, each once at the best of the segments it carries here.
-        let mut carried: BTreeMap<u32, (&CopyArticle, &Assignment, u32)> = BTreeMap::new();
-        for a in list.iter() {
-            for c in carriers.get(&(a.doc_id, a.seg_idx)).into_iter().flatten() {
-                carried.entry(c.doc_id).or_insert((c, a, 0)).2 += 1;
-            }
-        }
-        let mut carried: Vec<_> = carried.into_values().collect();
-        carried.sort_by_key(|(c, a, _)| (a.rank, c.doc_id));
-        let first = rows
-            .iter()
-            .rev()
-            .take_while(|r| r.trial == episode.trial && r.episode_id == episode.episode_id)
-            .count();
-        for (i, (c, a, n)) in carried.into_iter().enumerate() {
-            rows.push(EpisodeArticle {
-                key_event: episode.key_event.clone(),
-                trial: episode.trial,
-                episode_id: episode.episode_id,
-                stable_id: None,
-                status: None,
-                episode_title: episode.title.clone(),
-                article_rank: (first + i) as u32,
-                doc_id: c.doc_id,
-                source_id: c.source_id.clone(),
-                title: c.title.clone(),
-                published: c.published,
-                segments: n,
-                article_segments: 0,
-                best_rank: a.rank,
-                passage: text(a),
-                episode_passage: episode_passage.clone(),
-                copy_of: Some(c.copy_of),
-                echo_of: None,
-            });
-        }
+        rows.extend(copy_rows(
+            episode,
+            list,
+            &carriers,
+            best_count,
+            &text,
+            &episode_passage,
+        ));
     }
     rows
+}
+
+/// The rows of the articles made only of copies that carry one of `episode`'s segments
+/// (`list`, its assignments in rank order; `carriers`: by (article copied, segment)), each once
+/// at the best of them, ranked from `first` by that segment's rank.
+fn copy_rows(
+    episode: &Episode,
+    list: &[&Assignment],
+    carriers: &HashMap<(u32, u32), Vec<&CopyArticle>>,
+    first: usize,
+    text: &dyn Fn(&Assignment) -> String,
+    episode_passage: &str,
+) -> Vec<EpisodeArticle> {
+    let mut carried: BTreeMap<u32, (&CopyArticle, &Assignment, u32)> = BTreeMap::new();
+    for a in list {
+        for c in carriers.get(&(a.doc_id, a.seg_idx)).into_iter().flatten() {
+            carried.entry(c.doc_id).or_insert((c, a, 0)).2 += 1;
+        }
+    }
+    let mut carried: Vec<_> = carried.into_values().collect();
+    carried.sort_by_key(|(c, a, _)| (a.rank, c.doc_id));
+    carried
+        .into_iter()
+        .enumerate()
+        .map(|(i, (c, a, n))| EpisodeArticle {
+            key_event: episode.key_event.clone(),
+            trial: episode.trial,
+            episode_id: episode.episode_id,
+            stable_id: None,
+            status: None,
+            episode_title: episode.title.clone(),
+            article_rank: (first + i) as u32,
+            doc_id: c.doc_id,
+            source_id: c.source_id.clone(),
+            title: c.title.clone(),
+            published: c.published,
+            segments: n,
+            article_segments: 0,
+            best_rank: a.rank,
+            passage: text(a),
+            episode_passage: episode_passage.to_string(),
+            copy_of: Some(c.copy_of),
+            echo_of: None,
+        })
+        .collect()
 }
 
 /// A passage's words, lowercased, without punctuation: what two copies of one paragraph share
@@ -288,8 +305,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn articles_of_episodes_and_what_is_left_out() {
+    /// Five segments of four articles; episode 0 holds b0 (its top passage), a1, a0 (article
+    /// 0 twice), episode 1 c0.
+    fn fixture() -> (Vec<Segment>, Vec<Episode>, Vec<Assignment>) {
         let segments = vec![
             seg(0, 0, "a0"),
             seg(0, 1, "a1"),
@@ -317,13 +335,18 @@ mod tests {
             phase_stable_id: None,
         };
         let episodes = vec![episode(0), episode(1)];
-        // Episode 0: b0 is its top passage, then a1, a0 (article 0 twice); episode 1: c0.
         let assignments = vec![
             asg(0, 0, 0, 2),
             asg(0, 0, 1, 1),
             asg(0, 1, 0, 0),
             asg(1, 2, 0, 0),
         ];
+        (segments, episodes, assignments)
+    }
+
+    #[test]
+    fn articles_of_episodes_and_what_is_left_out() {
+        let (segments, episodes, assignments) = fixture();
         let rows = episode_articles(&segments, &[], &episodes, &assignments);
         let got: Vec<(u32, u32, u32, u32, u32, &str, &str)> = rows
             .iter()
@@ -351,6 +374,26 @@ mod tests {
         assert_eq!(rows[1].source_id.as_deref(), Some("https://news.example/0"));
         assert_eq!(rows[1].published, Some(100));
         assert!(rows.iter().all(|r| r.copy_of.is_none()));
+        let c = coverage(&segments, &episodes, &assignments);
+        assert_eq!(
+            c,
+            [Coverage {
+                trial: 0,
+                segments_assigned: 4,
+                segments_left_out: 1,
+                articles_assigned: 3,
+                articles_left_out: 1,
+            }]
+        );
+        assert_eq!(
+            c[0].describe(),
+            "4 of 5 segments (80%) and 3 of 4 articles in an episode"
+        );
+    }
+
+    #[test]
+    fn outlets_that_carried_an_episode_s_passages_whole_are_its_articles() {
+        let (segments, episodes, assignments) = fixture();
         // Two outlets carried article 0's paragraphs whole (a0 and a1; a1 only), one carried
         // article 3's (in no episode): the first two are articles of episode 0, after its own,
         // by the rank of the best segment they carry, and counted in its `n_articles`.
@@ -399,21 +442,6 @@ mod tests {
         assert_eq!(
             counted.iter().map(|e| e.n_articles).collect::<Vec<_>>(),
             [2, 0]
-        );
-        let c = coverage(&segments, &episodes, &assignments);
-        assert_eq!(
-            c,
-            [Coverage {
-                trial: 0,
-                segments_assigned: 4,
-                segments_left_out: 1,
-                articles_assigned: 3,
-                articles_left_out: 1,
-            }]
-        );
-        assert_eq!(
-            c[0].describe(),
-            "4 of 5 segments (80%) and 3 of 4 articles in an episode"
         );
     }
 

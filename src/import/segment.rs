@@ -404,18 +404,11 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
     let every: Vec<Vec<Mark>> = earlier.iter().chain(&marked).cloned().collect();
     let kinds = repeated_marks(&every, config);
     let before: HashSet<u64> = earlier.iter().flatten().map(|m| m.0).collect();
-    // What the earlier batches alone made furniture (an import before this one said so).
-    let known: HashMap<u64, Repeated> = if earlier.is_empty() {
-        HashMap::new()
-    } else {
-        repeated_marks(earlier, config)
-    };
     let (mut dropped, mut copies, mut copied_articles, mut long_cut) = (0, 0, 0, 0);
     let mut dropped_by_text: HashMap<String, (Repeated, usize)> = HashMap::new();
     // The shared paragraphs already kept, by the first article holding them (usize::MAX: one
     // of an earlier batch).
     let mut told: HashMap<u64, usize> = before.iter().map(|&h| (h, usize::MAX)).collect();
-    let mut late: HashSet<u64> = HashSet::new();
     let mut segments = Vec::with_capacity(paras.len());
     let mut spans = Vec::with_capacity(paras.len());
     let mut carried = Vec::with_capacity(paras.len());
@@ -426,14 +419,7 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
         let mut copied: Vec<u64> = Vec::new();
         let mut dropped_a_copy = false;
         for (at, (p, m)) in article.iter().zip(marks).enumerate() {
-            let kind = kinds.get(&m.0);
-            if kind == Some(&Repeated::Furniture)
-                && before.contains(&m.0)
-                && known.get(&m.0) != Some(&Repeated::Furniture)
-            {
-                late.insert(m.0);
-            }
-            match kind {
+            match kinds.get(&m.0) {
                 Some(Repeated::Furniture) => {
                     dropped += 1;
                     dropped_by_text
@@ -478,6 +464,7 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
     // The distinct repeated paragraphs of each kind that these articles hold.
     let held: HashSet<u64> = marked.iter().flatten().map(|m| m.0).collect();
     let here = |kind: Repeated| held.iter().filter(|h| kinds.get(h) == Some(&kind)).count();
+    let late_furniture = found_late(earlier, &before, &held, &kinds, config);
     EventCut {
         segments,
         boilerplate_dropped: dropped,
@@ -491,8 +478,31 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
         marks: marked,
         spans,
         carried,
-        late_furniture: late.len(),
+        late_furniture,
     }
+}
+
+/// How many furniture lines (`kinds`) of these articles (`held`) articles of the earlier
+/// batches hold too (`before`) that those batches alone did not make furniture: lines that an
+/// import before this one kept in its segments.
+fn found_late(
+    earlier: &[Vec<Mark>],
+    before: &HashSet<u64>,
+    held: &HashSet<u64>,
+    kinds: &HashMap<u64, Repeated>,
+    config: &SegmentConfig,
+) -> usize {
+    if earlier.is_empty() {
+        return 0;
+    }
+    let known = repeated_marks(earlier, config);
+    held.iter()
+        .filter(|h| {
+            kinds.get(h) == Some(&Repeated::Furniture)
+                && before.contains(h)
+                && known.get(h) != Some(&Repeated::Furniture)
+        })
+        .count()
 }
 
 #[cfg(test)]

@@ -120,6 +120,19 @@ struct Existing {
     paragraphs: HashMap<String, Vec<ArticleParagraphs>>,
 }
 
+impl Existing {
+    /// What the corpus holds of `key_event`: its next free `doc_id` and its articles'
+    /// `paragraphs` rows.
+    fn of(&self, key_event: &str) -> (u32, &[ArticleParagraphs]) {
+        (
+            self.events.get(key_event).map_or(0, |e| e.0),
+            self.paragraphs
+                .get(key_event)
+                .map_or(&[][..], Vec::as_slice),
+        )
+    }
+}
+
 /// `epimine import --articles … --append`: adds the articles of `spec` to the corpus in `out`
 /// without reading its earlier input again. An article whose id the corpus already holds in its
 /// key event is left out (counted, not an error: feeding the same file twice adds nothing), the
@@ -387,14 +400,7 @@ async fn import_from(
     let mut writer = out.table_writer_named::<Segment>(&named(Segment::NAME))?;
     let mut sides = order::Sides::default();
     for (key_event, kept, mut summary) in events {
-        let first_doc = existing
-            .as_ref()
-            .and_then(|x| x.events.get(&key_event))
-            .map_or(0, |e| e.0);
-        let earlier = existing
-            .as_ref()
-            .and_then(|x| x.paragraphs.get(&key_event))
-            .map_or(&[][..], Vec::as_slice);
+        let (first_doc, earlier) = existing.as_ref().map_or((0, &[][..]), |x| x.of(&key_event));
         let segments = cut_articles(
             &key_event,
             first_doc,
@@ -431,31 +437,18 @@ async fn import_from(
     // The segments file last: it is what makes the import part of the corpus (an append's
     // number counts them), so a kill before it leaves side tables that the same command
     // writes again, never a segments file whose boilerplate table is missing for good.
-    let sides = async {
-        write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
-        write_named(out, &named(ArticleParagraphs::NAME), &sides.paragraphs).await?;
-        write_named(out, &named(CopyArticle::NAME), &sides.copies).await?;
-        if config.on_error == OnError::Skip {
-            write_named(out, &named(Rejected::NAME), &result.rejected).await?;
+    let written = match write_sides(out, suffix, &result, &sides, config).await {
+        Ok(written) => written,
+        Err(e) => {
+            writer.abort().await;
+            return Err(e);
         }
-        Ok::<_, ArticlesError>(())
-    }
-    .await;
-    if let Err(e) = sides {
-        writer.abort().await;
-        return Err(e);
-    }
+    };
     let batch = writer.finish().await?;
     crate::corpus::record_batch(out, &named(Segment::NAME), &batch, existing.is_none()).await?;
-    result.written = vec![
-        named(Segment::NAME),
-        named(Boilerplate::NAME),
-        named(ArticleParagraphs::NAME),
-        named(CopyArticle::NAME),
-    ];
-    if config.on_error == OnError::Skip {
-        result.written.push(named(Rejected::NAME));
-    }
+    result.written = std::iter::once(named(Segment::NAME))
+        .chain(written)
+        .collect();
     if existing.is_none() {
         whole_corpus(out, &result.written, config).await?;
     }
@@ -586,6 +579,32 @@ fn rejected_rows(mut errors: Vec<RowError>) -> Vec<Rejected> {
             record: e.record,
         })
         .collect()
+}
+
+/// Writes an import's side tables (their names end in `suffix`: the batch's): the boilerplate,
+/// the paragraphs, the copies and, with `--on-error skip`, the rejected rows. Returns their
+/// names.
+async fn write_sides(
+    out: &Location,
+    suffix: &str,
+    result: &ArticlesImport,
+    sides: &order::Sides,
+    config: &ImportConfig,
+) -> Result<Vec<String>, ArticlesError> {
+    let named = |table: &str| format!("{table}{suffix}.parquet");
+    write_named(out, &named(Boilerplate::NAME), &result.boilerplate).await?;
+    write_named(out, &named(ArticleParagraphs::NAME), &sides.paragraphs).await?;
+    write_named(out, &named(CopyArticle::NAME), &sides.copies).await?;
+    let mut written = vec![
+        named(Boilerplate::NAME),
+        named(ArticleParagraphs::NAME),
+        named(CopyArticle::NAME),
+    ];
+    if config.on_error == OnError::Skip {
+        write_named(out, &named(Rejected::NAME), &result.rejected).await?;
+        written.push(named(Rejected::NAME));
+    }
+    Ok(written)
 }
 
 /// Writes `rows` as the table file `name`, whole or not at all.
