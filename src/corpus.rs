@@ -4,9 +4,8 @@
 
 use crate::sharding;
 use crate::storage::{Location, StorageError};
-use crate::tables::{Boilerplate, CopyArticle, Segment, Table};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use crate::tables::{CopyArticle, Segment, Table};
+use std::collections::BTreeMap;
 
 /// A segments file a run reads: `run.json`'s `corpus_files`, pinned at the run's start
 /// ([`pin`]).
@@ -140,12 +139,9 @@ pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
     }
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     let copies = batches_copies(corpus, &names, &sizes).await;
-    let late = furniture_of_batches(corpus, &names, &sizes).await?;
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) =
         Some((corpus.display().to_string(), files.clone()));
     *COPIES.lock().unwrap_or_else(|e| e.into_inner()) = Some(copies);
-    *PINNED_LATE.lock().unwrap_or_else(|e| e.into_inner()) =
-        Some((corpus.display().to_string(), late));
     Ok(files)
 }
 
@@ -231,7 +227,6 @@ async fn file_sizes(corpus: &Location) -> Result<BTreeMap<String, u64>, CorpusEr
 pub fn unpin() {
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) = None;
     *COPIES.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    *PINNED_LATE.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// Errors of reading a corpus.
@@ -425,16 +420,8 @@ async fn listed_segment_files(corpus: &Location) -> Result<Vec<(String, usize, u
 }
 
 /// Every segment of a corpus (all its `segments*.parquet`, in name order), each key once
-/// ([`check_unique_keys`]), without the furniture its appends found later
-/// ([`late_furniture`]): for the commands that read a corpus whole (`eval`, the baselines).
+/// ([`check_unique_keys`]): for the commands that read a corpus whole (`eval`, the baselines).
 pub async fn read_segments(corpus: &Location) -> Result<Vec<Segment>, CorpusError> {
-    let segments = read_segments_as_imported(corpus).await?;
-    let late = late_furniture(corpus).await?;
-    Ok(late.strip(segments))
-}
-
-/// [`read_segments`] as the imports wrote them (the furniture found later still in).
-pub async fn read_segments_as_imported(corpus: &Location) -> Result<Vec<Segment>, CorpusError> {
     let mut segments = Vec::new();
     for (name, _) in segment_files(corpus).await? {
         let batches = corpus.read_parquet(&name, &Segment::schema()).await?;
@@ -468,8 +455,7 @@ pub async fn my_row_groups(
     Ok(mine)
 }
 
-/// Reads one row group of a segments file, without the furniture the corpus's appends found
-/// later ([`late_furniture`]).
+/// Reads one row group of a segments file.
 pub async fn read_row_group(
     corpus: &Location,
     name: &str,
@@ -478,162 +464,12 @@ pub async fn read_row_group(
     let batches = corpus
         .read_row_groups(name, &Segment::schema(), Some(vec![group]))
         .await?;
-    let segments = Segment::from_batches(&batches).map_err(|source| StorageError::Table {
-        location: corpus.display_child(name),
-        source,
-    })?;
-    Ok(late_furniture(corpus).await?.strip(segments))
-}
-
-/// The site furniture that a corpus's appends found over its batches (issue 64 item 6): the
-/// `furniture` rows of each `boilerplate-<n>.parquet` beside a `segments-<n>.parquet`, by key
-/// event. An append finds the repeated lines over every batch (`paragraphs*.parquet`), so a
-/// line may become furniture after earlier batches kept it in their segments; a run reads
-/// those segments without it ([`LateFurniture::strip`]), as one import of every batch would
-/// have cut them. Read once per process and corpus batches.
-pub async fn late_furniture(corpus: &Location) -> Result<Arc<LateFurniture>, CorpusError> {
-    // A run's pinned corpus: read at the pin, no I/O per row group.
-    if let Some(late) = PINNED_LATE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .filter(|(c, _)| c == corpus.display())
-    {
-        return Ok(late.1.clone());
-    }
-    let sizes = file_sizes(corpus).await?;
-    let names: Vec<&str> = sizes
-        .keys()
-        .map(String::as_str)
-        .filter(|n| n.starts_with("segments") && n.ends_with(".parquet"))
-        .collect();
-    furniture_of_batches(corpus, &names, &sizes).await
-}
-
-/// The furniture tables beside the segments files `names` ([`late_furniture`]), cached by the
-/// corpus and the sizes of its segments and furniture tables: an import again under the same
-/// names (a long-lived Python process) is not taken for the one read before.
-async fn furniture_of_batches(
-    corpus: &Location,
-    names: &[&str],
-    sizes: &BTreeMap<String, u64>,
-) -> Result<Arc<LateFurniture>, CorpusError> {
-    let table_of = |name: &str| {
-        let suffix = name.strip_prefix("segments-")?.strip_suffix(".parquet")?;
-        Some(format!("{}-{suffix}.parquet", Boilerplate::NAME))
-    };
-    let mut key = corpus.display().to_string();
-    for name in names {
-        let table = table_of(name).unwrap_or_default();
-        key.push_str(&format!(
-            "\n{name} {:?} {:?}",
-            sizes.get(*name),
-            sizes.get(&table)
-        ));
-    }
-    if let Some(found) = LATE.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(found.clone());
-    }
-    let mut late = LateFurniture::default();
-    for name in names {
-        let Some(table) = table_of(name).filter(|t| sizes.contains_key(t)) else {
-            continue;
-        };
-        let batches = corpus.read_parquet(&table, &Boilerplate::schema()).await?;
-        let rows = Boilerplate::from_batches(&batches).map_err(|source| StorageError::Table {
-            location: corpus.display_child(&table),
+    Ok(
+        Segment::from_batches(&batches).map_err(|source| StorageError::Table {
+            location: corpus.display_child(name),
             source,
-        })?;
-        for r in rows.into_iter().filter(|r| r.kind == "furniture") {
-            let (lines, lengths) = late.by_event.entry(r.key_event).or_default();
-            if !lengths.contains(&r.text.len()) {
-                lengths.push(r.text.len());
-            }
-            lines.insert(r.text);
-        }
-    }
-    for (_, lengths) in late.by_event.values_mut() {
-        lengths.sort_unstable();
-    }
-    let late = Arc::new(late);
-    LATE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, late.clone());
-    Ok(late)
-}
-
-/// The furniture of the corpus this process pinned ([`pin`]).
-static PINNED_LATE: std::sync::Mutex<Option<(String, Arc<LateFurniture>)>> =
-    std::sync::Mutex::new(None);
-
-/// The furniture of [`late_furniture`], read once per process.
-static LATE: std::sync::Mutex<BTreeMap<String, Arc<LateFurniture>>> =
-    std::sync::Mutex::new(BTreeMap::new());
-
-/// The site furniture a corpus's appends found ([`late_furniture`]): by key event, its lines
-/// and their lengths (bytes).
-#[derive(Debug, Default)]
-pub struct LateFurniture {
-    by_event: HashMap<String, (HashSet<String>, Vec<usize>)>,
-}
-
-impl LateFurniture {
-    /// `segments` without the furniture: a segment that is one of its lines goes; one that
-    /// begins or ends with one (a short line the cut joined to its neighbour, after or before a
-    /// space) loses it. The other segments, and the keys of all, stay as they are.
-    pub fn strip(&self, segments: Vec<Segment>) -> Vec<Segment> {
-        if self.by_event.is_empty() {
-            return segments;
-        }
-        segments
-            .into_iter()
-            .filter_map(|mut s| {
-                let Some((lines, lengths)) = self.by_event.get(&s.key_event) else {
-                    return Some(s);
-                };
-                let text = strip_lines(&s.text, lines, lengths)?;
-                if text.len() != s.text.len() {
-                    s.text = text.to_string();
-                }
-                Some(s)
-            })
-            .collect()
-    }
-}
-
-/// `text` without the `lines` (of `lengths` bytes) it is, begins or ends with (after or before
-/// a space); `None` when nothing is left.
-fn strip_lines<'a>(
-    mut text: &'a str,
-    lines: &HashSet<String>,
-    lengths: &[usize],
-) -> Option<&'a str> {
-    loop {
-        if text.is_empty() || lines.contains(text) {
-            return None;
-        }
-        let before = text.len();
-        for &n in lengths {
-            let b = text.as_bytes();
-            if b.len() > n + 1
-                && text.is_char_boundary(n)
-                && b[n] == b' '
-                && lines.contains(&text[..n])
-            {
-                text = text[n + 1..].trim_start();
-            }
-            let b = text.as_bytes();
-            if b.len() > n + 1 {
-                let at = b.len() - n;
-                if text.is_char_boundary(at) && b[at - 1] == b' ' && lines.contains(&text[at..]) {
-                    text = text[..at - 1].trim_end();
-                }
-            }
-        }
-        if text.len() == before {
-            return Some(text);
-        }
-    }
+        })?,
+    )
 }
 
 /// Reads worker `index`'s share (of `peers`) of a corpus's row groups.
@@ -663,60 +499,4 @@ pub fn stream_shard(
         feed(&runtime.block_on(read_row_group(&corpus, &name, group))?);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn late_furniture_goes_from_the_segments_it_is_joined_to() {
-        let lines: HashSet<String> = ["Read more", "Reporting by Jane Doe"]
-            .map(String::from)
-            .into();
-        let mut lengths: Vec<usize> = lines.iter().map(String::len).collect();
-        lengths.sort_unstable();
-        let strip = |t: &'static str| strip_lines(t, &lines, &lengths);
-        assert_eq!(strip("Read more"), None);
-        assert_eq!(strip("Reporting by Jane Doe Read more"), None);
-        assert_eq!(
-            strip("The levee held. Reporting by Jane Doe Read more"),
-            Some("The levee held.")
-        );
-        assert_eq!(strip("Read more The river rose."), Some("The river rose."));
-        // Inside a sentence, or not at a word's edge: kept.
-        assert_eq!(
-            strip("Residents Read more of the plan."),
-            Some("Residents Read more of the plan.")
-        );
-        assert_eq!(strip("Already read more"), Some("Already read more"));
-        assert_eq!(strip("XRead more"), Some("XRead more"));
-        // The keys of the segments kept stay; only their text loses the lines.
-        let seg = |doc_id, seg_idx, text: &str| Segment {
-            key_event: "flood".into(),
-            theme: None,
-            doc_id,
-            doc_date: None,
-            seg_idx,
-            text: text.into(),
-            source_id: None,
-            title: None,
-        };
-        let late = LateFurniture {
-            by_event: [("flood".to_string(), (lines.clone(), lengths.clone()))].into(),
-        };
-        let kept = late.strip(vec![
-            seg(0, 0, "The river rose. Read more"),
-            seg(0, 1, "Read more"),
-            seg(1, 0, "Crews worked all night."),
-        ]);
-        assert_eq!(
-            kept.iter()
-                .map(|s| (s.doc_id, s.seg_idx, s.text.as_str()))
-                .collect::<Vec<_>>(),
-            [(0, 0, "The river rose."), (1, 0, "Crews worked all night.")]
-        );
-        let other = LateFurniture::default();
-        assert_eq!(other.strip(kept.clone()), kept);
-    }
 }

@@ -376,7 +376,7 @@ pub struct EventCut {
     /// Each article's paragraphs dropped as copies of an earlier article's, by hash.
     pub carried: Vec<Vec<u64>>,
     /// Distinct furniture lines found now that articles of earlier batches hold too, and kept
-    /// (there, they are dropped when a run reads the corpus: `crate::corpus`).
+    /// (their segments are never rewritten: their keys hold the episodes).
     pub late_furniture: usize,
 }
 

@@ -257,7 +257,7 @@ async fn existing_in(out: &Location) -> Result<Existing, ArticlesError> {
         suffix: format!("-{:06}", next_batch(out, &files)),
         ..Default::default()
     };
-    for s in crate::corpus::read_segments_as_imported(out).await? {
+    for s in crate::corpus::read_segments(out).await? {
         let e = existing.events.entry(s.key_event).or_default();
         e.0 = e.0.max(s.doc_id + 1);
         if let Some(id) = s.source_id {

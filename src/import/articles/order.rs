@@ -249,7 +249,8 @@ pub(super) fn cut_articles(
     if cut.late_furniture > 0 {
         tracing::info!(
             "key event `{key_event}`: {} line(s) of site furniture found over the corpus's \
-             batches; the earlier batches' articles lose them too when a run reads the corpus",
+             batches, dropped from this batch on (the earlier batches' segments keep them: \
+             their keys hold the episodes)",
             cut.late_furniture
         );
     }
