@@ -9,9 +9,13 @@
 #   w1        -w 1 (must give the same bytes: the run is deterministic for any layout)
 #   batch8 / batch64   encoder.batch_size 8 / 64 (other padding, other float sums)
 #   int8      the model's 2-D weights through an int8 round trip (scripts/perturb_model.py)
+#   f16 / bf16  the encoder computing in half precision (encoder.precision: what a GPU run with
+#             precision f16 or bf16 gives; on the CPU 3-4x slower, ~7 min each)
+#   wordfreq  the default background (general English) instead of the BBC's
 #   drop1..3  3% of each event's articles left out, three seeded draws (scripts/drop_articles.py)
-# and prints, per change, 5-F1 and gold-episode recall (all / exploration / locked, per theme)
-# and how many of the reference's episodes come back (a segment-set Jaccard ≥ 0.5 with one of
+# and prints, per change, 5-F1 and gold-episode recall (all / exploration / locked, per theme),
+# the per-event mean |Δ 5-F1| against the reference (issue 66 item 4), and how many of the
+# reference's episodes come back (a segment-set Jaccard ≥ 0.5 with one of
 # the changed run's, over the segments both runs hold): scripts/perturbation_spread.py.
 # Encoder outputs are cached (PERTURB_DIR/cache, default target/quality/perturb); the first
 # pass encodes the development set five times (~2 min each on 2 cores). PERTURB_TAG=T names the
@@ -44,13 +48,16 @@ done
 cache=(--set "encoder.cache_dir=\"$PWD/$work/cache\"")
 tag=${PERTURB_TAG:+$PERTURB_TAG-}
 
-# run NAME CORPUS ARGS…: into $work/NAME, scored into $work/NAME.json.
+# run NAME CORPUS ARGS…: into $work/NAME (the BBC background unless BG=default: the built-in
+# one), scored into $work/NAME.json.
 run() {
     local name=$tag$1 corpus=$2
     shift 2
     echo "== $name" >&2
     rm -rf "${work:?}/$name"
-    "$bin" run --corpus "$corpus" --background "$work/bg.parquet" --out "$work/$name" \
+    local bg=(--background "$work/bg.parquet")
+    if [ "${BG:-}" = default ]; then bg=(); fi
+    "$bin" run --corpus "$corpus" "${bg[@]}" --out "$work/$name" \
         "${cache[@]}" "$@" >"$work/$name.out" || [ $? = 3 ]
     "$bin" eval --corpus "$corpus" --run "$work/$name" --json >"$work/$name.json"
 }
@@ -60,8 +67,12 @@ run w1 "$work/corpus" -w 1 "$@"
 run batch8 "$work/corpus" -w 2 --set encoder.batch_size=8 "$@"
 run batch64 "$work/corpus" -w 2 --set encoder.batch_size=64 "$@"
 run int8 "$work/corpus" -w 2 --model "$work/minilm-int8" "$@"
+run f16 "$work/corpus" -w 2 --set 'encoder.precision="f16"' "$@"
+run bf16 "$work/corpus" -w 2 --set 'encoder.precision="bf16"' "$@"
+BG=default run wordfreq "$work/corpus" -w 2 "$@"
 for seed in 1 2 3; do
     run "drop$seed" "$work/drop$seed-corpus" -w 2 "$@"
 done
 "$python" scripts/perturbation_spread.py --work "$work" "${tag}ref" "${tag}w1" "${tag}batch8" \
-    "${tag}batch64" "${tag}int8" "${tag}drop1" "${tag}drop2" "${tag}drop3"
+    "${tag}batch64" "${tag}int8" "${tag}f16" "${tag}bf16" "${tag}wordfreq" "${tag}drop1" \
+    "${tag}drop2" "${tag}drop3"

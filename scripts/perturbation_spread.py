@@ -143,6 +143,17 @@ def main():
         for k, e in evs.items():
             if k in events:
                 moves.append((abs(e["k_f1"] - events[k]["k_f1"]), name, k))
+    # Per change: how far the per-event mean moves, and how far each event moves on average
+    # (issue 66 item 4: a mean can stay while its events move).
+    print(f"against {ref_name}, per change: Δ of the per-event mean 5-F1 / mean |Δ 5-F1| of an event "
+          "(points; all events)")
+    for name, evs in reports.items():
+        if name == ref_name:
+            continue
+        common = [k for k in evs if k in events]
+        delta = 100 * (mean(evs[k]["k_f1"] for k in common) - mean(events[k]["k_f1"] for k in common))
+        spread = 100 * mean(abs(evs[k]["k_f1"] - events[k]["k_f1"]) for k in common)
+        print(f"  {name:<12} {delta:+6.1f} / {spread:5.1f}")
     moves.sort(reverse=True)
     if moves:
         big = sum(1 for d, _, _ in moves if d >= 0.10)
