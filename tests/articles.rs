@@ -947,7 +947,7 @@ fn wire_copy_is_kept_once_and_site_furniture_dropped() {
     assert!(
         stdout.contains("118 copies of shared paragraphs dropped (2 distinct, each kept once)")
             && stdout
-                .contains("20 articles empty after both (20 of them copies of earlier articles)"),
+                .contains("20 articles empty after both (20 of them copies of earlier articles, 20 kept as carriers of the copy in copies.parquet)"),
         "{stdout}"
     );
     assert!(

@@ -735,7 +735,7 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         ));
     }
     out.push_str(&format!(
-        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped ({} distinct), {} copies of shared paragraphs dropped ({} distinct, each kept once), {} articles empty after both ({} of them copies of earlier articles), {} rows rejected\n",
+        "{} rows in {} file(s): {} events, {} articles, {} segments; {} duplicate articles dropped, {} boilerplate lines dropped ({} distinct), {} copies of shared paragraphs dropped ({} distinct, each kept once), {} articles empty after both ({} of them copies of earlier articles, {} kept as carriers of the copy in copies.parquet), {} rows rejected\n",
         result.rows,
         result.files,
         result.events.len(),
@@ -748,6 +748,7 @@ pub fn format_summary(result: &ArticlesImport) -> String {
         result.boilerplate.iter().filter(|b| b.kind == "copy").count(),
         total(|e| e.empty),
         total(|e| e.copied),
+        total(|e| e.carriers),
         result.rejected.len()
     ));
     out
