@@ -274,7 +274,7 @@ where
         let owned: Vec<Segment> = segs.iter().map(|s| (*s).clone()).collect();
         articles.extend(crate::coverage::episode_articles(
             &owned,
-            &[],
+            &crate::corpus::ArticleFacts::default(),
             &episodes[first_episode..],
             &assignments[first_assignment..],
         ));

@@ -4,8 +4,8 @@
 
 use crate::sharding;
 use crate::storage::{Location, StorageError};
-use crate::tables::{CopyArticle, Segment, Table};
-use std::collections::BTreeMap;
+use crate::tables::{ArticleParagraphs, CopyArticle, Segment, Table};
+use std::collections::{BTreeMap, HashMap};
 
 /// A segments file a run reads: `run.json`'s `corpus_files`, pinned at the run's start
 /// ([`pin`]).
@@ -138,33 +138,64 @@ pub async fn pin(corpus: &Location) -> Result<Vec<CorpusFile>, CorpusError> {
         }
     }
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-    let copies = batches_copies(corpus, &names, &sizes).await;
+    let facts = batches_facts(corpus, &names, &sizes).await;
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) =
         Some((corpus.display().to_string(), files.clone()));
-    *COPIES.lock().unwrap_or_else(|e| e.into_inner()) = Some(copies);
+    *FACTS.lock().unwrap_or_else(|e| e.into_inner()) = Some(facts);
     Ok(files)
 }
 
-/// The articles made only of copies of other articles' paragraphs (`copies*.parquet` beside
-/// the corpus's segments files, issue 65 item 5), by key event: what `epimine report` counts
-/// as the outlets that carried an episode whole.
-pub async fn read_copies(
-    corpus: &Location,
-) -> Result<BTreeMap<String, Vec<CopyArticle>>, CorpusError> {
+/// What a corpus keeps of one key event's articles beside their segments: those made only of
+/// copies of other articles' paragraphs (`copies*.parquet`, issue 65 item 5) and each article's
+/// publication instant (`paragraphs*.parquet`, issue 65 item 3), by `doc_id`.
+#[derive(Debug, Clone, Default)]
+pub struct ArticleFacts {
+    /// The articles made only of copies.
+    pub copies: Vec<CopyArticle>,
+    /// Each dated article's publication instant (milliseconds since 1970, UTC), by `doc_id`.
+    pub instants: HashMap<u32, i64>,
+}
+
+/// What the corpus keeps of its articles beside their segments ([`ArticleFacts`]), by key
+/// event: what `epimine report` counts as the outlets that carried an episode whole.
+pub async fn read_facts(corpus: &Location) -> Result<BTreeMap<String, ArticleFacts>, CorpusError> {
     let files = segment_files(corpus).await?;
     let sizes = file_sizes(corpus).await?;
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    Ok(batches_copies(corpus, &names, &sizes).await)
+    Ok(batches_facts(corpus, &names, &sizes).await)
 }
 
-/// The articles made only of copies (`copies*.parquet` beside the segments files `names`), by
-/// key event; one that cannot be read is said in a warning and left out.
-async fn batches_copies(
+/// The rows of the side table `name` of the corpus (none when it is not there); one that
+/// cannot be read is said in a warning (`lost`: what that costs) and read as none.
+async fn side_rows<T: Table>(
+    corpus: &Location,
+    name: &str,
+    sizes: &BTreeMap<String, u64>,
+    lost: &str,
+) -> Vec<T> {
+    if !sizes.contains_key(name) {
+        return Vec::new();
+    }
+    let read = async {
+        let batches = corpus.read_parquet(name, &T::schema()).await?;
+        T::from_batches(&batches).map_err(|source| StorageError::Table {
+            location: corpus.display_child(name),
+            source,
+        })
+    };
+    read.await.unwrap_or_else(|e| {
+        tracing::warn!("{e}: {lost}");
+        Vec::new()
+    })
+}
+
+/// [`ArticleFacts`] from the side tables beside the segments files `names`, by key event.
+async fn batches_facts(
     corpus: &Location,
     names: &[&str],
     sizes: &BTreeMap<String, u64>,
-) -> BTreeMap<String, Vec<CopyArticle>> {
-    let mut by_event: BTreeMap<String, Vec<CopyArticle>> = BTreeMap::new();
+) -> BTreeMap<String, ArticleFacts> {
+    let mut by_event: BTreeMap<String, ArticleFacts> = BTreeMap::new();
     for name in names {
         let Some(suffix) = name
             .strip_prefix(Segment::NAME)
@@ -172,40 +203,38 @@ async fn batches_copies(
         else {
             continue;
         };
-        let name = format!("{}{suffix}.parquet", CopyArticle::NAME);
-        if !sizes.contains_key(&name) {
-            continue;
+        let copies = format!("{}{suffix}.parquet", CopyArticle::NAME);
+        let lost = "the articles it lists (made only of copies) are in no episode's articles";
+        for r in side_rows::<CopyArticle>(corpus, &copies, sizes, lost).await {
+            by_event
+                .entry(r.key_event.clone())
+                .or_default()
+                .copies
+                .push(r);
         }
-        let read = async {
-            let batches = corpus.read_parquet(&name, &CopyArticle::schema()).await?;
-            CopyArticle::from_batches(&batches).map_err(|source| StorageError::Table {
-                location: corpus.display_child(&name),
-                source,
-            })
-        };
-        match read.await {
-            Ok(rows) => {
-                for r in rows {
-                    by_event.entry(r.key_event.clone()).or_default().push(r);
-                }
+        let paragraphs = format!("{}{suffix}.parquet", ArticleParagraphs::NAME);
+        let lost = "its articles' publication instants are not in episode_articles";
+        for r in side_rows::<ArticleParagraphs>(corpus, &paragraphs, sizes, lost).await {
+            if let (Some(doc), Some(t)) = (r.doc_id, r.published_at) {
+                by_event
+                    .entry(r.key_event)
+                    .or_default()
+                    .instants
+                    .insert(doc, t);
             }
-            Err(e) => tracing::warn!(
-                "{e}: the articles it lists (made only of copies) are in no episode's articles"
-            ),
         }
     }
     by_event
 }
 
-/// The articles made only of copies of the pinned corpus ([`pin`]), by key event.
-static COPIES: std::sync::Mutex<Option<BTreeMap<String, Vec<CopyArticle>>>> =
+/// What the pinned corpus keeps of its articles beside their segments ([`pin`]), by key event.
+static FACTS: std::sync::Mutex<Option<BTreeMap<String, ArticleFacts>>> =
     std::sync::Mutex::new(None);
 
-/// The articles of `key_event` made only of copies of other articles' paragraphs
-/// (`copies.parquet`, issue 65 item 5) in the corpus this process pinned ([`pin`]); none when
-/// it pinned none.
-pub fn pinned_copies(key_event: &str) -> Vec<CopyArticle> {
-    COPIES
+/// What the corpus this process pinned ([`pin`]) keeps of `key_event`'s articles beside their
+/// segments ([`ArticleFacts`]); nothing when it pinned none.
+pub fn pinned_facts(key_event: &str) -> ArticleFacts {
+    FACTS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
@@ -226,7 +255,7 @@ async fn file_sizes(corpus: &Location) -> Result<BTreeMap<String, u64>, CorpusEr
 /// Ends this process's pin ([`pin`]).
 pub fn unpin() {
     *PINNED.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    *COPIES.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    *FACTS.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// Errors of reading a corpus.

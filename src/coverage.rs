@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::ArticleFacts;
 use crate::tables::{Assignment, CopyArticle, Episode, EpisodeArticle, Segment};
 
 /// How much of one key event one trial's episodes cover.
@@ -88,19 +89,20 @@ pub fn coverage(
 }
 
 /// Each episode's articles ([`EpisodeArticle`]), from one event's segments, episodes and
-/// assignments; rows by trial, episode, then the rank of each article's best segment. Then,
-/// under each episode, the articles made only of copies (`copies`, issue 65 item 5) that carry
+/// assignments; rows by trial, episode, then the rank of each article's best segment, each with
+/// its instant (`facts.instants`, issue 65 item 3). Then, under each episode, the articles made
+/// only of copies (`facts.copies`, issue 65 item 5) that carry
 /// one of its segments, by the rank of the best of them, marked `copy_of`: an outlet that
 /// carried the story in agency copy is one of its articles.
 pub fn episode_articles(
     segments: &[Segment],
-    copies: &[CopyArticle],
+    facts: &ArticleFacts,
     episodes: &[Episode],
     assignments: &[Assignment],
 ) -> Vec<EpisodeArticle> {
     // (article copied, segment) → the copies carrying it.
     let mut carriers: HashMap<(u32, u32), Vec<&CopyArticle>> = HashMap::new();
-    for c in copies {
+    for c in &facts.copies {
         for &seg in &c.carried {
             carriers.entry((c.copy_of, seg)).or_default().push(c);
         }
@@ -158,6 +160,7 @@ pub fn episode_articles(
                 source_id: s.and_then(|s| s.source_id.clone()),
                 title: s.and_then(|s| s.title.clone()),
                 published: s.and_then(|s| s.doc_date),
+                published_at: facts.instants.get(&a.doc_id).copied(),
                 segments: count[&a.doc_id],
                 article_segments: per_article.get(&a.doc_id).copied().unwrap_or(0),
                 best_rank: a.rank,
@@ -215,6 +218,7 @@ fn copy_rows(
             source_id: c.source_id.clone(),
             title: c.title.clone(),
             published: c.published,
+            published_at: c.published_at,
             segments: n,
             article_segments: 0,
             best_rank: a.rank,
@@ -347,7 +351,7 @@ mod tests {
     #[test]
     fn articles_of_episodes_and_what_is_left_out() {
         let (segments, episodes, assignments) = fixture();
-        let rows = episode_articles(&segments, &[], &episodes, &assignments);
+        let rows = episode_articles(&segments, &ArticleFacts::default(), &episodes, &assignments);
         let got: Vec<(u32, u32, u32, u32, u32, &str, &str)> = rows
             .iter()
             .map(|r| {
@@ -403,6 +407,7 @@ mod tests {
             source_id: Some(format!("https://wire.example/{doc_id}")),
             title: None,
             published: Some(200),
+            published_at: Some(200 * 86_400_000),
             copy_of,
             carried,
         };
@@ -411,7 +416,11 @@ mod tests {
             copy(5, 0, vec![1]),
             copy(6, 3, vec![0]),
         ];
-        let with = episode_articles(&segments, &copies, &episodes, &assignments);
+        let facts = ArticleFacts {
+            copies: copies.to_vec(),
+            instants: [(0, 1_700_000_000_000)].into(),
+        };
+        let with = episode_articles(&segments, &facts, &episodes, &assignments);
         let got: Vec<(u32, u32, u32, u32, u32, Option<u32>)> = with
             .iter()
             .map(|r| {
@@ -436,6 +445,10 @@ mod tests {
             ]
         );
         assert_eq!(with[2].passage, "a1");
+        // The instants: the corpus's for an article with segments, the copy's own for a copy.
+        assert_eq!(with[1].published_at, Some(1_700_000_000_000));
+        assert_eq!(with[0].published_at, None);
+        assert_eq!(with[2].published_at, Some(200 * 86_400_000));
         assert_eq!(with[2].article_segments, 0);
         let mut counted = episodes.clone();
         count_copies(&mut counted, &with);
@@ -490,7 +503,12 @@ mod tests {
             asg(0, 2, 0, 2),
             asg(0, 3, 0, 3),
         ];
-        let rows = episode_articles(&segments, &[], &[episode], &assignments);
+        let rows = episode_articles(
+            &segments,
+            &ArticleFacts::default(),
+            &[episode],
+            &assignments,
+        );
         let echoes: Vec<(u32, Option<u32>)> = rows.iter().map(|r| (r.doc_id, r.echo_of)).collect();
         assert_eq!(echoes, [(0, None), (1, Some(0)), (2, None), (3, Some(0))]);
     }

@@ -237,6 +237,15 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
         "corpus",
     ]);
     let articles: Vec<epimine::tables::EpisodeArticle> = crate::util::read_rows(&out);
+    // Every row has its article's instant beside its day (issue 65 item 3).
+    for r in &articles {
+        let at = r.published_at.expect("an instant");
+        let day = r.published.expect("a day");
+        assert!(
+            (at.div_euclid(86_400_000) - i64::from(day)).abs() <= 1,
+            "{r:?}"
+        );
+    }
     let copied: Vec<_> = articles.iter().filter(|r| r.copy_of.is_some()).collect();
     assert!(!copied.is_empty(), "no copy among the episodes' articles");
     for r in &copied {

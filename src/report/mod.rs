@@ -83,7 +83,12 @@ pub async fn render(
     // kept whole.
     let (mut found, by_episode) = assigned_slots(&assignments, options);
     let per_event = read_corpus(corpus, &mut found).await?;
-    let copies = crate::corpus::read_copies(corpus).await?;
+    let copies: std::collections::BTreeMap<String, Vec<crate::tables::CopyArticle>> =
+        crate::corpus::read_facts(corpus)
+            .await?
+            .into_iter()
+            .map(|(event, facts)| (event, facts.copies))
+            .collect();
     let manifest = match manifest {
         Some(m) => m,
         None => read::baseline_manifest(&per_event, &episodes),

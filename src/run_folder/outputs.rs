@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::EventStatus;
 use crate::tables::{
-    Assignment, CopyArticle, Episode, EpisodeArticle, EpisodeKeys, EventArticles, FragmentRow,
-    LeftOut, Pair, Segment, Term,
+    Assignment, Episode, EpisodeArticle, EpisodeKeys, EventArticles, FragmentRow, LeftOut, Pair,
+    Segment, Term,
 };
 
 /// Everything a run writes, of one event or gathered over events.
@@ -48,16 +48,17 @@ impl Outputs {
     }
 
     /// Once an event's episodes and assignments are in: its `episode_articles` rows (with the
-    /// articles made only of `copies` of its segments, counted in the episodes' `n_articles`),
+    /// articles' instants and those made only of copies of its segments, `facts`, counted in the
+    /// episodes' `n_articles`),
     /// and its articles and coverage in `status` ([`crate::coverage`]).
     pub(crate) fn describe(
         &mut self,
         segments: &[Segment],
-        copies: &[CopyArticle],
+        facts: &crate::corpus::ArticleFacts,
         status: &mut EventStatus,
     ) {
         self.episode_articles =
-            crate::coverage::episode_articles(segments, copies, &self.episodes, &self.assignments);
+            crate::coverage::episode_articles(segments, facts, &self.episodes, &self.assignments);
         crate::coverage::count_copies(&mut self.episodes, &self.episode_articles);
         status.articles = crate::coverage::articles(segments);
         self.event_articles = vec![EventArticles {

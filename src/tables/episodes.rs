@@ -100,8 +100,12 @@ table! {
         pub source_id: Option<String> => Utf8Opt,
         /// The article's title.
         pub title: Option<String> => Utf8Opt,
-        /// Its publication date (days since 1970-01-01).
+        /// Its publication date (days since 1970-01-01): its day in the date's own offset, or
+        /// `import --timezone`'s.
         pub published: Option<i32> => Date32Opt,
+        /// Its publication instant, as the import read it (the corpus's `paragraphs`; null for
+        /// an undated article, or one of a corpus imported before the instants were kept).
+        pub published_at: Option<i64> => TimestampMsOpt,
         /// Its segments assigned to the episode.
         pub segments: u32 => U32,
         /// Its segments in the corpus.

@@ -133,6 +133,9 @@ table! {
         pub seg_from: Vec<u32> => U32List,
         /// Each paragraph's last segment in the article; u32::MAX for one dropped.
         pub seg_to: Vec<u32> => U32List,
+        /// The article's publication instant (the day `segments.doc_date` holds is its day in
+        /// the date's own offset or `--timezone`'s, issue 65 item 3); null when undated.
+        pub published_at: Option<i64> => TimestampMsOpt,
     }
 }
 
@@ -155,6 +158,8 @@ table! {
         pub title: Option<String> => Utf8Opt,
         /// Its publication date (days since 1970-01-01).
         pub published: Option<i32> => Date32Opt,
+        /// Its publication instant.
+        pub published_at: Option<i64> => TimestampMsOpt,
         /// The article it copies (`doc_id` in `segments`): of those whose paragraphs it carries,
         /// the one holding most of them (the first on a tie).
         pub copy_of: u32 => U32,

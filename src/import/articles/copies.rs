@@ -31,6 +31,7 @@ pub(super) fn marks_of(earlier: &[ArticleParagraphs]) -> Vec<Vec<Mark>> {
 /// Each article's `paragraphs` row: `doc_ids[a]` its `doc_id` (none for one left empty).
 pub(super) fn paragraph_rows(
     key_event: &str,
+    kept: &[Article],
     doc_ids: &[Option<u32>],
     cut: &EventCut,
 ) -> Vec<ArticleParagraphs> {
@@ -38,15 +39,22 @@ pub(super) fn paragraph_rows(
         .iter()
         .zip(&cut.spans)
         .zip(doc_ids)
-        .map(|((marks, spans), &doc_id)| ArticleParagraphs {
+        .zip(kept)
+        .map(|(((marks, spans), &doc_id), article)| ArticleParagraphs {
             key_event: key_event.to_string(),
             doc_id,
             hashes: marks.iter().map(|m| m.0).collect(),
             words: marks.iter().map(|m| m.1).collect(),
             seg_from: spans.iter().map(|s| s.map_or(DROPPED, |s| s.0)).collect(),
             seg_to: spans.iter().map(|s| s.map_or(DROPPED, |s| s.1)).collect(),
+            published_at: instant(article),
         })
         .collect()
+}
+
+/// An article's publication instant in milliseconds (its `published`: Unix seconds).
+fn instant(article: &Article) -> Option<i64> {
+    article.published.and_then(|t| t.checked_mul(1000))
 }
 
 /// Where each paragraph kept in some article is: the first article keeping it (the earlier
@@ -108,6 +116,7 @@ pub(super) fn copy_rows(
             source_id: Some(article.id.clone()),
             title: article.title.clone(),
             published: article.day,
+            published_at: instant(article),
             copy_of,
             carried,
         });

@@ -238,13 +238,13 @@ pub(super) fn cut_articles(
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event_after(&texts, &config.segment, &copies::marks_of(earlier));
     let (mut doc_ids, next) = copies::doc_ids(&cut, first_doc);
-    let here = copies::paragraph_rows(key_event, &doc_ids, &cut);
+    let here = copies::paragraph_rows(key_event, kept, &doc_ids, &cut);
     let copied = copies::copy_rows(key_event, kept, &cut, earlier, &here, &mut doc_ids, next);
     summary.carriers = copied.len();
     sides.copies.extend(copied);
     sides
         .paragraphs
-        .extend(copies::paragraph_rows(key_event, &doc_ids, &cut));
+        .extend(copies::paragraph_rows(key_event, kept, &doc_ids, &cut));
     let boilerplate = &mut sides.boilerplate;
     if cut.late_furniture > 0 {
         tracing::info!(

@@ -134,7 +134,7 @@ fn without_llm(job: &Job, p: &Pending, report: &mut EventReport, steps: &Steps) 
     report.outputs.assignments = asg;
     report
         .outputs
-        .describe(&p.segments, &p.copies, &mut report.status);
+        .describe(&p.segments, &p.facts, &mut report.status);
 }
 
 /// The episodes, their phases and the assigned segments of an event, summed over trials; no
@@ -256,9 +256,9 @@ pub(in crate::run) fn prepare_event(
                 followed: previous_articles
                     .filter(|_| job.episodes.novelty)
                     .map(|articles| super::pending::Followed::of(&segs, articles, previous)),
-                copies: segs
+                facts: segs
                     .first()
-                    .map(|s| crate::corpus::pinned_copies(&s.key_event))
+                    .map(|s| crate::corpus::pinned_facts(&s.key_event))
                     .unwrap_or_default(),
                 segments: segs,
                 embeddings,

@@ -386,7 +386,7 @@ fn classify_answers(
         report.outputs.left_out = classified.left_out;
         report
             .outputs
-            .describe(&p.segments, &p.copies, &mut report.status);
+            .describe(&p.segments, &p.facts, &mut report.status);
         let outputs = std::mem::take(&mut report.outputs);
         ctx.write_checkpoint(&report.status.fingerprint, &report.status, outputs);
         report.prompt = None;

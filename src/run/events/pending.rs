@@ -16,9 +16,9 @@ pub(in crate::run) struct Pending {
     /// The novelty view's input when the run follows an `--out` and `episodes.novelty` is on
     /// (`None` otherwise, or for an event the previous run did not have).
     pub(in crate::run) followed: Option<Followed>,
-    /// The event's articles made only of copies of others' paragraphs
-    /// ([`crate::corpus::pinned_copies`]).
-    pub(in crate::run) copies: Vec<crate::tables::CopyArticle>,
+    /// What the corpus keeps of the event's articles beside their segments: those made only of
+    /// copies, their instants ([`crate::corpus::pinned_facts`]).
+    pub(in crate::run) facts: crate::corpus::ArticleFacts,
 }
 
 /// What the novelty view ([`episodes::novelty`]) needs of the previous run, for one event.
