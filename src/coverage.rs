@@ -246,8 +246,9 @@ pub fn near_copy(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
     all > 0 && shared * 5 >= all * 4
 }
 
-/// The most distinct passages of an episode a passage is held against (`episode_articles.echo_of`): an
-/// episode of thousands of articles costs at most this many comparisons a row.
+/// The most distinct passages of an episode a passage is held against
+/// (`episode_articles.echo_of`): an episode of thousands of articles costs at most this many
+/// comparisons a row.
 pub const ECHO_LEADERS: usize = 64;
 
 /// Marks each row of one episode's own articles (`rows`, in rank order) whose passage is a
