@@ -67,15 +67,32 @@ class Corpus(_Folder):
     ``on_error="skip"``); from a dataset folder, ``labels`` and ``gold_episodes``. Path-like:
     pass it wherever a path goes."""
 
+    #: The tables each import writes a file of (``--append`` adds ``<name>-<n>.parquet``): read
+    #: over every batch.
+    _BATCHED = ("segments", "boilerplate", "paragraphs", "copies", "rejected")
+
     def __init__(self, location: str, summary: dict[str, Any] | None = None) -> None:
         super().__init__(location)
         #: What the import reported (``None`` for a corpus opened with :func:`open_corpus`):
         #: per event counts under ``events``, and ``summary``, the command line's table.
         self.summary = summary
 
+    def table(self, name: str) -> Table:
+        """The table ``name``, read whole once; one an import writes a file of a batch
+        (``segments``, ``boilerplate``, ``paragraphs``, ``copies``, ``rejected``) is every
+        batch's, in batch order."""
+        name = name.removesuffix(".parquet")
+        if name not in self._BATCHED:
+            return super().table(name)
+        if name not in self._tables:
+            native = _epimine.read_batches(self.location, name)
+            self._tables[name] = Table(native, name, self.location)
+        return self._tables[name]
+
     @property
     def segments(self) -> Table:
-        """One row a segment: key event, article, position, text, date, source id, title."""
+        """One row a segment: key event, article, position, text, date, source id, title;
+        every batch's (``import_articles(…, append=True)`` adds one)."""
         return self.table("segments")
 
     @property

@@ -366,6 +366,60 @@ pub(crate) fn list_tables(py: Python<'_>, location: String) -> PyResult<Vec<Stri
     })
 }
 
+/// A corpus's table `name` over all its batches: `<name>.parquet` and each
+/// `<name>-<n>.parquet` of the folder `location` (what `import --append` adds), read whole and
+/// joined in name order (`segments`: every segment a run reads).
+#[pyfunction]
+pub(crate) fn read_batches(py: Python<'_>, location: String, name: String) -> PyResult<PyTable> {
+    call::blocking(py, None, move |interrupt| {
+        until_interrupted(&interrupt, async {
+            let loc = Location::parse(&location, false)?;
+            let mut names: Vec<String> = loc
+                .list()
+                .await?
+                .into_iter()
+                .filter(|n| {
+                    n.strip_suffix(".parquet").is_some_and(|stem| {
+                        stem == name
+                            || stem
+                                .strip_prefix(name.as_str())
+                                .and_then(|rest| rest.strip_prefix('-'))
+                                .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+                    })
+                })
+                .collect();
+            names.sort();
+            let mut joined: Option<PyTable> = None;
+            for n in &names {
+                let t = table::from_parquet(&loc.display_child(n), loc.get(n).await?)?;
+                match &mut joined {
+                    None => joined = Some(t),
+                    Some(j) if j.schema == t.schema => j.batches.extend(t.batches),
+                    Some(_) => {
+                        return Err(Failure::new(
+                            Kind::Input,
+                            format!(
+                                "{}: its columns are not those of {}",
+                                loc.display_child(n),
+                                loc.display_child(&names[0])
+                            ),
+                        ))
+                    }
+                }
+            }
+            joined.ok_or_else(|| {
+                Failure::new(
+                    Kind::Input,
+                    format!(
+                        "{}: not found",
+                        loc.display_child(&format!("{name}.parquet"))
+                    ),
+                )
+            })
+        })
+    })
+}
+
 /// The table `name` (a file name) of the folder `location`, read whole.
 #[pyfunction]
 pub(crate) fn read_table(py: Python<'_>, location: String, name: String) -> PyResult<PyTable> {

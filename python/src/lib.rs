@@ -28,6 +28,7 @@ fn _epimine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(commands::synth, m)?)?;
     m.add_function(wrap_pyfunction!(commands::list_tables, m)?)?;
     m.add_function(wrap_pyfunction!(commands::read_table, m)?)?;
+    m.add_function(wrap_pyfunction!(commands::read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(commands::open_run, m)?)?;
     Ok(())
 }

@@ -24,6 +24,7 @@ def test_appending_a_table_keeps_the_untouched_events_ids(tmp_path: pathlib.Path
     day1 = articles.take([i for i in range(articles.num_rows) if i not in later])
     day2 = articles.take(sorted(later))
     corpus = epimine.import_articles(day1, tmp_path / "corpus", progress=False)
+    initial_rows = pa.table(corpus.segments).num_rows
     out = tmp_path / "run"
     first = epimine.run(corpus, out=out, run_time="2024-05-01T06:00:00Z", **run_args)
     first_lineage = pa.table(first.lineage)
@@ -63,3 +64,12 @@ def test_appending_a_table_keeps_the_untouched_events_ids(tmp_path: pathlib.Path
     assert first.manifest["version"] != second.manifest["version"]
     assert set(pa.table(first.episodes).column("status").to_pylist()) == {"new"}
     assert "continued" in set(pa.table(second.episodes).column("status").to_pylist())
+    # The corpus's segments are every batch's, so that every assignment joins its segment.
+    segments = pa.table(second.segments)
+    assert segments.num_rows == pa.table(added.segments).num_rows
+    assert segments.num_rows == initial_rows + added.summary["segments"]
+    keys = set(zip(segments.column("key_event").to_pylist(), segments.column("doc_id").to_pylist(),
+                   segments.column("seg_idx").to_pylist()))
+    assigned = pa.table(second.assignments)
+    assert set(zip(assigned.column("key_event").to_pylist(), assigned.column("doc_id").to_pylist(),
+                   assigned.column("seg_idx").to_pylist())) <= keys
