@@ -61,7 +61,7 @@ fn eval(corpus: &Path, out: &Path) -> Output {
 }
 
 fn report(out: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    crate::util::run_json(out)
 }
 
 /// A copy of the tiny model whose `model.safetensors` is cut to half.

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 const MODEL: &str = "all-MiniLM-L6-v2";
 
 fn tiny_model() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/encoders/tiny-bert")
+    PathBuf::from(crate::util::tiny_model())
 }
 
 /// Every file of a folder, as (relative path, bytes), sorted.

@@ -530,8 +530,8 @@ fn llm_sets(url: &str, cache: &Path, trials: u32) -> Vec<String> {
     ]
 }
 
-fn report(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+fn report(out: &Path) -> serde_json::Value {
+    crate::util::run_json(out)
 }
 
 #[test]

@@ -39,8 +39,7 @@ fn run(corpus: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Output
 }
 
 fn report(out: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("run.json"))
-        .expect("run.json is JSON")
+    crate::util::run_json(out)
 }
 
 /// Per event: (checkpoint, encoded_units).

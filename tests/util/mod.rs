@@ -103,6 +103,13 @@ pub fn hostfile(dir: &std::path::Path, n: usize) -> PathBuf {
     path
 }
 
+/// A run folder's `run.json`, parsed.
+pub fn run_json(out: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("run.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", out.join("run.json").display()));
+    serde_json::from_str(&text).expect("run.json is JSON")
+}
+
 /// The tiny random-weight BERT fixture (fast in any build).
 pub fn tiny_model() -> String {
     fixture_model("tiny-bert")
