@@ -176,17 +176,26 @@ async fn side_rows<T: Table>(
     if !sizes.contains_key(name) {
         return Vec::new();
     }
-    let read = async {
-        let batches = corpus.read_parquet(name, &T::schema()).await?;
-        T::from_batches(&batches).map_err(|source| StorageError::Table {
-            location: corpus.display_child(name),
-            source,
-        })
-    };
-    read.await.unwrap_or_else(|e| {
+    corpus.read_table_named(name).await.unwrap_or_else(|e| {
         tracing::warn!("{e}: {lost}");
         Vec::new()
     })
+}
+
+/// The file of `table` that the import of the segments file `segments` wrote beside it
+/// (`segments-000002.parquet`, `copies` → `copies-000002.parquet`); `None` for a name that is
+/// not a segments file.
+pub fn beside(segments: &str, table: &str) -> Option<String> {
+    let suffix = segments
+        .strip_prefix(Segment::NAME)?
+        .strip_suffix(".parquet")?;
+    (suffix.is_empty() || suffix.starts_with('-')).then(|| format!("{table}{suffix}.parquet"))
+}
+
+/// Whether `name` is one of a corpus's segments files (`segments.parquet`,
+/// `segments-<n>.parquet`, any other `segments*.parquet` at its top).
+pub fn is_segments_file(name: &str) -> bool {
+    !name.contains('/') && name.starts_with(Segment::NAME) && name.ends_with(".parquet")
 }
 
 /// [`ArticleFacts`] from the side tables beside the segments files `names`, by key event.
@@ -197,13 +206,12 @@ async fn batches_facts(
 ) -> BTreeMap<String, ArticleFacts> {
     let mut by_event: BTreeMap<String, ArticleFacts> = BTreeMap::new();
     for name in names {
-        let Some(suffix) = name
-            .strip_prefix(Segment::NAME)
-            .and_then(|n| n.strip_suffix(".parquet"))
-        else {
+        let (Some(copies), Some(paragraphs)) = (
+            beside(name, CopyArticle::NAME),
+            beside(name, ArticleParagraphs::NAME),
+        ) else {
             continue;
         };
-        let copies = format!("{}{suffix}.parquet", CopyArticle::NAME);
         let lost = "the articles it lists (made only of copies) are in no episode's articles";
         for r in side_rows::<CopyArticle>(corpus, &copies, sizes, lost).await {
             by_event
@@ -212,7 +220,6 @@ async fn batches_facts(
                 .copies
                 .push(r);
         }
-        let paragraphs = format!("{}{suffix}.parquet", ArticleParagraphs::NAME);
         let lost = "its articles' publication instants are not in episode_articles";
         for r in side_rows::<ArticleParagraphs>(corpus, &paragraphs, sizes, lost).await {
             if let (Some(doc), Some(t)) = (r.doc_id, r.published_at) {
@@ -433,7 +440,7 @@ async fn listed_segment_files(corpus: &Location) -> Result<Vec<(String, usize, u
     let mut files = Vec::new();
     let mut rows = 0;
     for name in corpus.list().await? {
-        if !name.contains('/') && name.starts_with("segments") && name.ends_with(".parquet") {
+        if is_segments_file(&name) {
             let (groups, n) = corpus.parquet_row_groups(&name, &Segment::schema()).await?;
             rows += n;
             files.push((name, groups, n));

@@ -80,7 +80,7 @@ class Corpus(_Folder):
     def table(self, name: str) -> Table:
         """The table ``name``, read whole once; one an import writes a file of a batch
         (``segments``, ``boilerplate``, ``paragraphs``, ``copies``, ``rejected``) is every
-        batch's, in batch order."""
+        batch's, in the order a run reads them."""
         name = name.removesuffix(".parquet")
         if name not in self._BATCHED:
             return super().table(name)

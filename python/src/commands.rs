@@ -366,29 +366,22 @@ pub(crate) fn list_tables(py: Python<'_>, location: String) -> PyResult<Vec<Stri
     })
 }
 
-/// A corpus's table `name` over all its batches: `<name>.parquet` and each
-/// `<name>-<n>.parquet` of the folder `location` (what `import --append` adds), read whole and
-/// joined in name order (`segments`: every segment a run reads).
+/// A corpus's table `name` over all its batches: the file of it beside each segments file of
+/// the folder `location` (`epimine::corpus::beside`: `<name>.parquet`, `<name>-<n>.parquet` of
+/// an `import --append`), read whole and joined in the order a run reads the segments files.
 #[pyfunction]
 pub(crate) fn read_batches(py: Python<'_>, location: String, name: String) -> PyResult<PyTable> {
     call::blocking(py, None, move |interrupt| {
         until_interrupted(&interrupt, async {
             let loc = Location::parse(&location, false)?;
-            let mut names: Vec<String> = loc
-                .list()
-                .await?
-                .into_iter()
-                .filter(|n| {
-                    n.strip_suffix(".parquet").is_some_and(|stem| {
-                        stem == name
-                            || stem
-                                .strip_prefix(name.as_str())
-                                .and_then(|rest| rest.strip_prefix('-'))
-                                .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
-                    })
-                })
+            let mut listed = loc.list().await?;
+            listed.sort();
+            let names: Vec<String> = listed
+                .iter()
+                .filter(|n| epimine::corpus::is_segments_file(n))
+                .filter_map(|n| epimine::corpus::beside(n, &name))
+                .filter(|n| listed.binary_search(n).is_ok())
                 .collect();
-            names.sort();
             let mut joined: Option<PyTable> = None;
             for n in &names {
                 let t = table::from_parquet(&loc.display_child(n), loc.get(n).await?)?;

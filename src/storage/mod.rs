@@ -513,10 +513,14 @@ impl Location {
 
     /// Reads every row of `<location>/<T::NAME>.parquet`, checking its schema.
     pub async fn read_table<T: Table>(&self) -> Result<Vec<T>> {
-        let name = T::file_name();
-        let batches = self.read_parquet(&name, &T::schema()).await?;
+        self.read_table_named(&T::file_name()).await
+    }
+
+    /// [`Self::read_table`] of the file `name` (a corpus's batch: `copies-000002.parquet`).
+    pub async fn read_table_named<T: Table>(&self, name: &str) -> Result<Vec<T>> {
+        let batches = self.read_parquet(name, &T::schema()).await?;
         T::from_batches(&batches).map_err(|source| StorageError::Table {
-            location: self.display_child(&name),
+            location: self.display_child(name),
             source,
         })
     }

@@ -290,23 +290,16 @@ async fn earlier_paragraphs(
     // One listing, not a request a file (an hourly feed has thousands of batches).
     let listed: HashSet<String> = out.list().await?.into_iter().collect();
     for (name, _) in files {
-        let Some(suffix) = name
-            .strip_prefix(Segment::NAME)
-            .and_then(|n| n.strip_suffix(".parquet"))
-        else {
-            continue;
-        };
-        let marks = format!("{}{suffix}.parquet", ArticleParagraphs::NAME);
-        if !listed.contains(&marks) {
+        let beside = |table| crate::corpus::beside(name, table).filter(|t| listed.contains(t));
+        let Some(marks) = beside(ArticleParagraphs::NAME) else {
             without.push(name.clone());
             continue;
-        }
-        for r in read_side::<ArticleParagraphs>(out, &marks).await? {
+        };
+        for r in out.read_table_named::<ArticleParagraphs>(&marks).await? {
             by_event.entry(r.key_event.clone()).or_default().push(r);
         }
-        let copied = format!("{}{suffix}.parquet", CopyArticle::NAME);
-        if listed.contains(&copied) {
-            copies.extend(read_side::<CopyArticle>(out, &copied).await?);
+        if let Some(copied) = beside(CopyArticle::NAME) {
+            copies.extend(out.read_table_named::<CopyArticle>(&copied).await?);
         }
     }
     if !without.is_empty() {
@@ -319,17 +312,6 @@ async fn earlier_paragraphs(
         );
     }
     Ok((by_event, copies))
-}
-
-/// The rows of the side table `name` of the corpus in `out`.
-async fn read_side<T: Table>(out: &Location, name: &str) -> Result<Vec<T>, ArticlesError> {
-    let batches = out.read_parquet(name, &T::schema()).await?;
-    Ok(
-        T::from_batches(&batches).map_err(|source| crate::storage::StorageError::Table {
-            location: out.display_child(name),
-            source,
-        })?,
-    )
 }
 
 async fn import_into(
