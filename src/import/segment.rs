@@ -180,7 +180,8 @@ pub fn marks(paragraphs: &[String]) -> Vec<Mark> {
 /// finds nothing.
 pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<String, Repeated> {
     let marked: Vec<Vec<Mark>> = articles.iter().map(|a| marks(a)).collect();
-    let kinds = repeated_marks(&marked, config);
+    let refs: Vec<&[Mark]> = marked.iter().map(Vec::as_slice).collect();
+    let kinds = repeated_marks(&refs, config);
     let mut out = HashMap::new();
     for (article, marks) in articles.iter().zip(&marked) {
         for (p, m) in article.iter().zip(marks) {
@@ -194,7 +195,7 @@ pub fn repeated(articles: &[Vec<String>], config: &SegmentConfig) -> HashMap<Str
 
 /// [`repeated`] over articles given as their paragraphs' [`Mark`]s: what each repeated
 /// paragraph (by its hash) is.
-pub fn repeated_marks(articles: &[Vec<Mark>], config: &SegmentConfig) -> HashMap<u64, Repeated> {
+pub fn repeated_marks(articles: &[&[Mark]], config: &SegmentConfig) -> HashMap<u64, Repeated> {
     let min_articles = config.boilerplate_min_articles;
     if min_articles == 0 {
         return HashMap::new();
@@ -229,7 +230,11 @@ pub fn repeated_marks(articles: &[Vec<Mark>], config: &SegmentConfig) -> HashMap
             }
         }
     }
-    let words: HashMap<u64, u32> = articles.iter().flatten().map(|m| (m.0, m.1)).collect();
+    let words: HashMap<u64, u32> = articles
+        .iter()
+        .flat_map(|a| a.iter())
+        .map(|m| (m.0, m.1))
+        .collect();
     seen.iter()
         .filter(|&(_, &n)| n >= 2 && n >= min_articles)
         .map(|(&p, _)| {
@@ -401,7 +406,7 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
         })
         .collect();
     let marked: Vec<Vec<Mark>> = paras.iter().map(|a| marks(a)).collect();
-    let every: Vec<Vec<Mark>> = earlier.iter().chain(&marked).cloned().collect();
+    let every: Vec<&[Mark]> = earlier.iter().chain(&marked).map(Vec::as_slice).collect();
     let kinds = repeated_marks(&every, config);
     let before: HashSet<u64> = earlier.iter().flatten().map(|m| m.0).collect();
     let (mut dropped, mut copies, mut copied_articles, mut long_cut) = (0, 0, 0, 0);
@@ -483,8 +488,9 @@ pub fn cut_event_after(texts: &[&str], config: &SegmentConfig, earlier: &[Vec<Ma
 }
 
 /// How many furniture lines (`kinds`) of these articles (`held`) articles of the earlier
-/// batches hold too (`before`) that those batches alone did not make furniture: lines that an
-/// import before this one kept in its segments.
+/// batches hold too (`before`) in fewer than `boilerplate_min_articles` of them, so that those
+/// batches alone did not make them furniture: lines that an import before this one kept in its
+/// segments. One pass over the earlier articles, counting only those lines.
 fn found_late(
     earlier: &[Vec<Mark>],
     before: &HashSet<u64>,
@@ -492,16 +498,25 @@ fn found_late(
     kinds: &HashMap<u64, Repeated>,
     config: &SegmentConfig,
 ) -> usize {
-    if earlier.is_empty() {
+    let mut counts: HashMap<u64, usize> = held
+        .iter()
+        .filter(|h| kinds.get(h) == Some(&Repeated::Furniture) && before.contains(h))
+        .map(|&h| (h, 0))
+        .collect();
+    if counts.is_empty() {
         return 0;
     }
-    let known = repeated_marks(earlier, config);
-    held.iter()
-        .filter(|h| {
-            kinds.get(h) == Some(&Repeated::Furniture)
-                && before.contains(h)
-                && known.get(h) != Some(&Repeated::Furniture)
-        })
+    for article in earlier {
+        let distinct: HashSet<u64> = article.iter().map(|m| m.0).collect();
+        for h in distinct {
+            if let Some(n) = counts.get_mut(&h) {
+                *n += 1;
+            }
+        }
+    }
+    counts
+        .values()
+        .filter(|&&n| n < config.boilerplate_min_articles)
         .count()
 }
 

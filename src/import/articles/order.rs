@@ -238,13 +238,15 @@ pub(super) fn cut_articles(
     let texts: Vec<&str> = kept.iter().map(|a| a.text.as_str()).collect();
     let cut = segment::cut_event_after(&texts, &config.segment, &copies::marks_of(earlier));
     let (mut doc_ids, next) = copies::doc_ids(&cut, first_doc);
-    let here = copies::paragraph_rows(key_event, kept, &doc_ids, &cut);
+    let mut here = copies::paragraph_rows(key_event, kept, &doc_ids, &cut);
     let copied = copies::copy_rows(key_event, kept, &cut, earlier, &here, &mut doc_ids, next);
     summary.carriers = copied.len();
     sides.copies.extend(copied);
-    sides
-        .paragraphs
-        .extend(copies::paragraph_rows(key_event, kept, &doc_ids, &cut));
+    // The copies' rows with the doc_ids they were just given.
+    for (row, &doc_id) in here.iter_mut().zip(&doc_ids) {
+        row.doc_id = doc_id;
+    }
+    sides.paragraphs.extend(here);
     let boilerplate = &mut sides.boilerplate;
     if cut.late_furniture > 0 {
         tracing::info!(
