@@ -310,23 +310,15 @@ mod tests {
         }
     }
 
-    /// Five segments of four articles; episode 0 holds b0 (its top passage), a1, a0 (article
-    /// 0 twice), episode 1 c0.
-    fn fixture() -> (Vec<Segment>, Vec<Episode>, Vec<Assignment>) {
-        let segments = vec![
-            seg(0, 0, "a0"),
-            seg(0, 1, "a1"),
-            seg(1, 0, "b0"),
-            seg(2, 0, "c0"),
-            seg(3, 0, "d0"),
-        ];
-        let episode = |id: u32| Episode {
+    /// Episode `id` of trial 0 of event `e`, titled `title`.
+    fn episode(id: u32, title: &str) -> Episode {
+        Episode {
             key_event: "e".into(),
             trial: 0,
             episode_id: id,
             stable_id: None,
             status: None,
-            title: format!("episode {id}"),
+            title: title.into(),
             title_fields: vec![],
             keywords: vec![],
             example_sentences: vec![],
@@ -338,8 +330,21 @@ mod tests {
             last_date: None,
             phase_id: id,
             phase_stable_id: None,
-        };
-        let episodes = vec![episode(0), episode(1)];
+        }
+    }
+
+    /// Five segments of four articles; episode 0 holds b0 (its top passage), a1, a0 (article
+    /// 0 twice), episode 1 c0.
+    fn fixture() -> (Vec<Segment>, Vec<Episode>, Vec<Assignment>) {
+        let segments = vec![
+            seg(0, 0, "a0"),
+            seg(0, 1, "a1"),
+            seg(1, 0, "b0"),
+            seg(2, 0, "c0"),
+            seg(3, 0, "d0"),
+        ];
+
+        let episodes = vec![episode(0, "episode 0"), episode(1, "episode 1")];
         let assignments = vec![
             asg(0, 0, 0, 2),
             asg(0, 0, 1, 1),
@@ -479,25 +484,7 @@ mod tests {
                 "\"Flood water stood a metre deep on the high street\" by dawn.",
             ),
         ];
-        let episode = Episode {
-            key_event: "e".into(),
-            trial: 0,
-            episode_id: 0,
-            stable_id: None,
-            status: None,
-            title: "flood".into(),
-            title_fields: vec![],
-            keywords: vec![],
-            example_sentences: vec![],
-            n_segments: 0,
-            source: "clusters".into(),
-            n_articles: 0,
-            first_date: None,
-            peak_date: None,
-            last_date: None,
-            phase_id: 0,
-            phase_stable_id: None,
-        };
+        let episode = episode(0, "flood");
         let assignments = vec![
             asg(0, 0, 0, 0),
             asg(0, 1, 0, 1),

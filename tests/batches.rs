@@ -4,7 +4,7 @@
 //! them (issue 65 item 5).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use epimine::storage::Location;
 use epimine::tables::{Assignment, Segment};
@@ -49,16 +49,8 @@ fn hourly_batches_of_two_articles_drop_the_furniture_one_import_drops() {
         .take(24)
         .collect();
     assert_eq!(rows.len(), 24);
-    let write = |name: &str, rows: &[csv::StringRecord]| {
-        let path = dir.path().join(name);
-        let mut w = csv::Writer::from_path(&path).unwrap();
-        w.write_record(&header).unwrap();
-        for r in rows {
-            w.write_record(r).unwrap();
-        }
-        w.flush().unwrap();
-        path
-    };
+    let write =
+        |name: &str, rows: &[csv::StringRecord]| write_csv(&dir.path().join(name), &header, rows);
     let whole = dir.path().join("whole");
     import(&write("all.csv", &rows), &whole, false);
     let fed = dir.path().join("fed");
@@ -121,6 +113,17 @@ fn hourly_batches_of_two_articles_drop_the_furniture_one_import_drops() {
     assert_eq!(furnished_later, 0);
 }
 
+/// `rows` under `header` as the CSV file `path`; returns it.
+fn write_csv(path: &Path, header: &csv::StringRecord, rows: &[csv::StringRecord]) -> PathBuf {
+    let mut w = csv::Writer::from_path(path).unwrap();
+    w.write_record(header).unwrap();
+    for r in rows {
+        w.write_record(r).unwrap();
+    }
+    w.flush().unwrap();
+    path.to_path_buf()
+}
+
 /// `n` articles of `riverside_flood_2024` from `examples/articles.csv` with the header.
 fn example_rows(n: usize) -> (csv::StringRecord, Vec<csv::StringRecord>) {
     let example =
@@ -169,16 +172,8 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
             wire.push(w);
         }
     }
-    let write = |name: &str, rows: &[csv::StringRecord]| {
-        let path = dir.path().join(name);
-        let mut w = csv::Writer::from_path(&path).unwrap();
-        w.write_record(&header).unwrap();
-        for r in rows {
-            w.write_record(r).unwrap();
-        }
-        w.flush().unwrap();
-        path
-    };
+    let write =
+        |name: &str, rows: &[csv::StringRecord]| write_csv(&dir.path().join(name), &header, rows);
     let corpus = dir.path().join("corpus");
     let said = import(&write("day1.csv", &rows), &corpus, false);
     assert!(said.contains("(0 articles made only of copies"), "{said}");
