@@ -299,7 +299,7 @@ impl StatsArgs {
     pub fn job(&self) -> crate::job::Job {
         crate::job::Job {
             corpus: self.corpus.clone(),
-            background: self.background.clone(),
+            background: crate::background::Source::parse(&self.background),
             out: self.out.clone(),
             encoder: crate::job::EncoderConfig {
                 model: self.model.clone(),

@@ -338,7 +338,7 @@ pub fn demo(
     runtime.block_on(crate::synth::write(&corpus, &synthetic))?;
     let mut job = crate::job::Job {
         corpus: corpus_path.clone(),
-        background: format!("{corpus_path}/background.txt"),
+        background: crate::background::Source::File(format!("{corpus_path}/background.txt")),
         out: run_path.clone(),
         ..crate::job::Job::default()
     };

@@ -187,15 +187,11 @@ impl TermConfig {
 /// The most worker threads one process may start (`cluster.workers`, `-w`).
 pub const MAX_WORKERS: usize = 1024;
 
-fn default_background() -> String {
-    crate::background::wordfreq::NAME.into()
-}
-
 impl Default for Job {
     fn default() -> Self {
         Self {
             corpus: String::new(),
-            background: default_background(),
+            background: crate::background::Source::default(),
             out: String::new(),
             encoder: EncoderConfig::default(),
             terms: TermConfig::default(),
@@ -217,9 +213,9 @@ pub struct Job {
     pub corpus: String,
     /// The background: general-news text (one document a line), a `background build` table,
     /// `corpus` (the corpus's own articles) or `wordfreq` (general English, the default; empty
-    /// means it too): [`crate::background::resolve`].
-    #[serde(default = "default_background")]
-    pub background: String,
+    /// means it too), decoded once: [`crate::background::Source`].
+    #[serde(default)]
+    pub background: crate::background::Source,
     /// Output folder.
     #[serde(default)]
     pub out: String,
@@ -315,6 +311,20 @@ pub struct ImportOverrides {
 }
 
 impl Job {
+    /// The corpus as a [`crate::storage::Location`] (read, never made): every stage that reads
+    /// the job's corpus takes it from here.
+    pub fn corpus_location(
+        &self,
+    ) -> Result<crate::storage::Location, crate::storage::StorageError> {
+        crate::storage::Location::parse(&self.corpus, false)
+    }
+
+    /// `--out` as a [`crate::storage::Location`] (a local folder is made): every stage that
+    /// writes the job's outputs takes it from here.
+    pub fn out_location(&self) -> Result<crate::storage::Location, crate::storage::StorageError> {
+        crate::storage::Location::parse(&self.out, true)
+    }
+
     /// The job a command runs: the file (or the defaults), then `overrides`, then the `--set`s
     /// (`key=value`). Not yet checked: the run that takes it checks it first
     /// (`run::run_with`, `run::stats_with_vectors`), once. The CLI and the Python package both
@@ -331,7 +341,6 @@ impl Job {
         let o = overrides;
         let strings = [
             (o.corpus, &mut job.corpus),
-            (o.background, &mut job.background),
             (o.out, &mut job.out),
             (o.model, &mut job.encoder.model),
         ];
@@ -339,6 +348,9 @@ impl Job {
             if let Some(v) = given {
                 *field = v;
             }
+        }
+        if let Some(b) = o.background {
+            job.background = crate::background::Source::parse(&b);
         }
         if let Some(w) = o.workers {
             job.cluster.workers = w;
@@ -517,8 +529,8 @@ impl Job {
         }
         if matches!(
             self.episodes.core,
-            crate::episodes::select::CohesionRule::Significant
-                | crate::episodes::select::CohesionRule::Either
+            crate::episodes::keep_rules::CohesionRule::Significant
+                | crate::episodes::keep_rules::CohesionRule::Either
         ) {
             return Err(JobError::Parse {
                 file: "job".into(),
@@ -595,6 +607,45 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::background::Source;
+
+    /// The background is decoded once where the job is read: a job file's string, an override
+    /// and the default each become a [`Source`], and the saved job says what was given.
+    #[test]
+    fn the_background_is_typed_where_the_job_is_read() {
+        let read = |text: &str| Job::from_toml(text, "t").unwrap().background;
+        assert_eq!(read("background = \"\"\n"), Source::Wordfreq);
+        assert_eq!(read("background = \"wordfreq\"\n"), Source::Wordfreq);
+        assert_eq!(read("background = \"corpus\"\n"), Source::Corpus);
+        assert_eq!(
+            read("background = \"bg.txt\"\n"),
+            Source::File("bg.txt".into())
+        );
+        assert_eq!(read(""), Source::Wordfreq);
+        let overridden = Job::resolve(
+            None,
+            Overrides {
+                background: Some("corpus".into()),
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap();
+        assert_eq!(overridden.background, Source::Corpus);
+        let saved = toml::to_string(&Job {
+            background: Source::File("s3://b/bg.parquet".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(
+            saved.contains("background = \"s3://b/bg.parquet\""),
+            "{saved}"
+        );
+        assert_eq!(
+            Job::from_toml(&saved, "t").unwrap().background,
+            Source::File("s3://b/bg.parquet".into())
+        );
+    }
 
     /// The GPU settings of `[encoder]` parse, validate, and are refused where they contradict
     /// each other or are out of range.

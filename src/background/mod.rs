@@ -29,6 +29,65 @@ pub use table::{background_schema, write_table, N_DOCS_KEY};
 /// The name of the corpus's own articles as the background (`--background corpus`).
 pub const CORPUS: &str = "corpus";
 
+/// What a job's `background` names, decoded once where the job is read ([`crate::job::Job`]):
+/// every stage receives this, not the string. In a job file and on the command line it is the
+/// string it was given (`wordfreq`, `corpus` or a path); an empty string is the default.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Source {
+    /// General English, the default ([`wordfreq`]).
+    #[default]
+    Wordfreq,
+    /// The corpus's own articles ([`CORPUS`]).
+    Corpus,
+    /// A general-news text (one document a line) or a `background build` table ([`load`]).
+    File(String),
+}
+
+impl Source {
+    /// `""` or [`wordfreq::NAME`]: the default; [`CORPUS`]: the corpus; anything else a file.
+    pub fn parse(spec: &str) -> Self {
+        match spec {
+            "" | wordfreq::NAME => Source::Wordfreq,
+            CORPUS => Source::Corpus,
+            file => Source::File(file.to_string()),
+        }
+    }
+
+    /// What a job file says for it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Source::Wordfreq => wordfreq::NAME,
+            Source::Corpus => CORPUS,
+            Source::File(file) => file,
+        }
+    }
+}
+
+impl From<String> for Source {
+    fn from(spec: String) -> Self {
+        Source::parse(&spec)
+    }
+}
+
+impl From<&str> for Source {
+    fn from(spec: &str) -> Self {
+        Source::parse(spec)
+    }
+}
+
+impl From<Source> for String {
+    fn from(source: Source) -> Self {
+        source.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Errors of the background boundary.
 #[derive(Debug, thiserror::Error)]
 pub enum BackgroundError {
@@ -227,15 +286,15 @@ pub async fn build(text_path: &str, out: &str) -> Result<(u64, usize), Backgroun
     Ok((n_docs, doc_freq.len()))
 }
 
-/// What a job's `background` names: `""` or [`wordfreq::NAME`] the general-English default,
-/// [`CORPUS`] the corpus's own articles, anything else a file ([`load`]).
-pub async fn resolve(spec: &str, corpus: &Location) -> Result<Background, BackgroundError> {
-    match spec {
-        "" | wordfreq::NAME => {
+/// The background a [`Source`] names: the general-English default, the corpus's own articles,
+/// or a file ([`load`]).
+pub async fn resolve(source: &Source, corpus: &Location) -> Result<Background, BackgroundError> {
+    match source {
+        Source::Wordfreq => {
             let path = wordfreq::resolve().await?;
             load(&path.to_string_lossy()).await
         }
-        CORPUS => from_corpus(corpus).await,
-        file => load(file).await,
+        Source::Corpus => from_corpus(corpus).await,
+        Source::File(file) => load(file).await,
     }
 }

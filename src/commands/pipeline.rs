@@ -80,7 +80,8 @@ impl CommandOutcome for StatsWritten {}
 pub async fn stats(args: cli::StatsArgs) -> Result<StatsWritten, CommandError> {
     let job = (!args.no_vectors).then(|| args.job());
     let settings = args.timely.settings();
-    let (corpus, bg, out) = (args.corpus, args.background, args.out);
+    let bg = crate::background::Source::parse(&args.background);
+    let (corpus, out) = (args.corpus, args.out);
     // What every process of `stats --no-vectors` must agree on (checked in the handshake).
     let inputs = crate::job::Job {
         corpus: corpus.clone(),

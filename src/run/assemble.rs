@@ -183,7 +183,8 @@ fn write_version(
         checkpoints: summary,
         tables,
         version: folder.to_string(),
-        corpus_files: Location::parse(&job.corpus, false)
+        corpus_files: job
+            .corpus_location()
             .ok()
             .and_then(|c| crate::corpus::pinned(&c))
             .unwrap_or_default(),

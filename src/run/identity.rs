@@ -35,9 +35,9 @@ pub async fn job_fingerprint(command: &str, job: &Job, shared_out: bool) -> Fing
     let mut f = Fingerprint::new()
         .with("command", command)
         .with("corpus", job.corpus.as_str())
-        .with("corpus files", corpus_files(&job.corpus).await)
+        .with("corpus files", corpus_files(job).await)
         .with("background", job.background.as_str())
-        .with("background size", file_size(&job.background).await);
+        .with("background size", background_size(&job.background).await);
     if shared_out {
         f = f.with("out", job.out.as_str());
     }
@@ -50,8 +50,8 @@ pub async fn job_fingerprint(command: &str, job: &Job, shared_out: bool) -> Fing
 /// The segments files of a corpus: their count, bytes and a digest of their names and sizes
 /// (what a reader says when it cannot list them); the files this process pinned, when it did
 /// ([`crate::corpus::pin`]).
-async fn corpus_files(corpus: &str) -> String {
-    let location = Location::parse(corpus, false);
+async fn corpus_files(job: &Job) -> String {
+    let location = job.corpus_location();
     let pinned = location
         .as_ref()
         .ok()
@@ -86,6 +86,17 @@ async fn corpus_files(corpus: &str) -> String {
 }
 
 /// The size of one file in bytes (or why it cannot be read).
+/// What stands for a background's content: a file's size; the default's wordfreq version; the
+/// corpus's own articles are fingerprinted as the corpus's files.
+async fn background_size(source: &crate::background::Source) -> String {
+    use crate::background::{wordfreq, Source};
+    match source {
+        Source::Wordfreq => format!("wordfreq {}", wordfreq::VERSION),
+        Source::Corpus => "the corpus's files".to_string(),
+        Source::File(path) => file_size(path).await,
+    }
+}
+
 async fn file_size(path: &str) -> String {
     let sized = match Location::parse_file(path, false) {
         Ok((dir, name)) => dir.size(&name).await.map_err(|e| e.to_string()),

@@ -128,7 +128,9 @@ fn check_inputs(
     job: &Job,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(background::Background, ModelDirs), RunError> {
-    let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
+    let corpus = job
+        .corpus_location()
+        .map_err(crate::corpus::CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus))?;
     let bg = load_background(job, &corpus, runtime)?;
     let words = runtime.block_on(resolve_model(&job.encoder.model))?;
@@ -150,18 +152,18 @@ fn load_background(
     runtime: &tokio::runtime::Runtime,
 ) -> Result<background::Background, RunError> {
     let bg = runtime.block_on(background::resolve(&job.background, corpus))?;
-    match job.background.as_str() {
-        "" | background::wordfreq::NAME => tracing::info!(
+    match &job.background {
+        background::Source::Wordfreq => tracing::info!(
             "background: general English (wordfreq {}, {} documents); a general-news text of \
              your own: --background FILE, one article a line (docs/design.md, \"The background\")",
             background::wordfreq::VERSION,
             bg.n_docs()
         ),
-        background::CORPUS => tracing::info!(
+        background::Source::Corpus => tracing::info!(
             "background: the corpus's own {} articles (a word found in many of them weighs little)",
             bg.n_docs()
         ),
-        _ => {}
+        background::Source::File(_) => {}
     }
     Ok(bg)
 }
@@ -376,7 +378,7 @@ pub fn run_with(job: &Job, options: &RunOptions) -> Result<Option<RunOutcome>, R
 /// the processes a run admits read the same files. A corpus that cannot be read is left to
 /// [`check_inputs`], which every process reports on together.
 fn pin_corpus(job: &Job, runtime: &tokio::runtime::Runtime) {
-    if let Ok(corpus) = Location::parse(&job.corpus, false) {
+    if let Ok(corpus) = job.corpus_location() {
         if let Err(e) = runtime.block_on(crate::corpus::pin(&corpus)) {
             tracing::debug!("the corpus is not pinned: {e}");
         }
@@ -515,7 +517,7 @@ fn open_out(
         location: job.out.clone(),
         reason,
     };
-    let out = Location::parse(&job.out, true).map_err(|e| out_error(e.to_string()))?;
+    let out = job.out_location().map_err(|e| out_error(e.to_string()))?;
     runtime
         .block_on(commit::check_out(&out, process, options.overwrite))
         .map_err(out_error)?;
@@ -574,7 +576,9 @@ fn check_followed_corpus(
     let Some((run, _)) = previous.last().filter(|_| !before.is_empty()) else {
         return Ok(());
     };
-    let corpus = Location::parse(&job.corpus, false).map_err(crate::corpus::CorpusError::from)?;
+    let corpus = job
+        .corpus_location()
+        .map_err(crate::corpus::CorpusError::from)?;
     let mut now = std::collections::BTreeSet::new();
     for (name, _) in runtime.block_on(crate::corpus::segment_files(&corpus))? {
         now.extend(runtime.block_on(corpus.distinct_strings(&name, "key_event"))?);
@@ -637,7 +641,7 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         output.terms.extend(report.outputs.terms);
         output.pairs.extend(report.outputs.pairs);
     }
-    let out = Location::parse(&job.out, true)?;
+    let out = job.out_location()?;
     runtime.block_on(async {
         out.write_table(&output.terms).await?;
         out.write_table(&output.pairs).await

@@ -281,7 +281,7 @@ fn to_rows(g: Gathered) -> Result<StatsOutput, StatsError> {
 /// `terms.parquet` and `pairs.parquet` under `out` (from the process hosting worker 0).
 pub fn run(
     corpus: &str,
-    background_path: &str,
+    background_source: &background::Source,
     out: &str,
     cluster: &Cluster,
 ) -> Result<Option<StatsOutput>, StatsError> {
@@ -290,8 +290,7 @@ pub fn run(
     let corpus_loc = Location::parse(corpus, false).map_err(CorpusError::from)?;
     runtime.block_on(crate::corpus::segment_files(&corpus_loc))?;
     let stage = Stage::start("loading the background");
-    // None named: the general-English default (`background::resolve`).
-    let background = runtime.block_on(background::resolve(background_path, &corpus_loc))?;
+    let background = runtime.block_on(background::resolve(background_source, &corpus_loc))?;
     stage.finish(&format!("{} documents", background.n_docs()));
     let rounds = [Round {
         corpus: corpus.to_string(),

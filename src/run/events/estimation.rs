@@ -26,7 +26,7 @@ pub(in crate::run) fn classify_with_llm(
     pending: &Pending,
     mut answers: Vec<TrialAnswer>,
     steps: &crate::progress::steps::Steps,
-) -> Classified {
+) -> LlmTrials {
     answers.sort_by_key(|a| a.0);
     let input = pending.input();
     let mut known = pending.known_embeddings();
@@ -78,7 +78,7 @@ pub(in crate::run) fn classify_with_llm(
         episodes_out.extend(eps);
         assignments_out.extend(asg);
     }
-    Classified {
+    LlmTrials {
         llm: status,
         episodes: episodes_out,
         assignments: assignments_out,
@@ -87,7 +87,7 @@ pub(in crate::run) fn classify_with_llm(
 }
 
 /// An event's LLM trials, classified ([`classify_with_llm`]).
-pub(in crate::run) struct Classified {
+pub(in crate::run) struct LlmTrials {
     pub llm: EventLlm,
     pub episodes: Vec<Episode>,
     pub assignments: Vec<Assignment>,

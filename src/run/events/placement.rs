@@ -9,7 +9,6 @@ use super::units::{unit_sizes, UnitKey};
 use super::worker::Ctx;
 use crate::run_folder::checkpoint::SegmentDigest;
 use crate::sharding;
-use crate::storage::Location;
 use crate::tables::Segment;
 
 /// Where everything is: this worker's segments, every encoding unit's size and digest, each
@@ -24,7 +23,9 @@ pub(in crate::run) struct Placement {
 /// This worker's row groups of the corpus, and what every worker learns of all of them: each
 /// encoding unit's size and segment digest, each event's digest and owner.
 pub(in crate::run) fn read_placement(ctx: &Ctx, worker: &mut timely::worker::Worker) -> Placement {
-    let segments = match Location::parse(&ctx.job().corpus, false)
+    let segments = match ctx
+        .job()
+        .corpus_location()
         .map_err(|e| e.to_string())
         .and_then(|corpus| {
             ctx.runtime
