@@ -277,7 +277,7 @@ pub fn classify(
 }
 
 /// For each episode vector, (μ, σ) of the cosines of every one of `segments` to it: how close
-/// the event's segments lie to it at all (the background of [`crate::episodes::select::significant`]).
+/// the event's segments lie to it at all (the background of [`crate::episodes::keep_rules::significant`]).
 /// Segments in fixed chunks in parallel (rayon), the chunks' sums added in order: the same bits
 /// for any number of threads. Linear in segments × episodes, as [`classify`].
 pub fn similarity_spread(segments: &[Vec<f32>], episodes: &[Vec<f32>]) -> Vec<(f64, f64)> {

@@ -7,7 +7,7 @@
 //! [`preparation`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
 //! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`floor`],
 //! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], the
-//! optional rules that keep a classified episode in [`select`], the optional joining of kept
+//! optional rules that keep a classified episode in [`keep_rules`], the optional joining of kept
 //! episodes in [`join`] and the optional episodes of tight groups no episode covers in
 //! [`uncovered`] (issue 45). The types they share (one event's input and what comes of it) are
 //! in [`event`].
@@ -23,13 +23,13 @@ pub mod expand;
 pub mod floor;
 pub mod headlines;
 pub mod join;
+pub mod keep_rules;
 pub mod names;
 pub mod novelty;
 pub mod params;
 pub mod partition;
 pub mod phases;
 pub mod preparation;
-pub mod select;
 pub mod selection;
 pub mod termspace;
 pub mod uncovered;
@@ -125,7 +125,7 @@ mod tests {
         let input = input_of(&segments, &vectors, &embeddings);
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
-            cohesion: select::CohesionRule::All,
+            cohesion: keep_rules::CohesionRule::All,
             ..EpisodeParams::default()
         };
         let sizes = |p: &EpisodeParams| {
@@ -139,14 +139,14 @@ mod tests {
         // The default floor (5) does not bring the diagonal back: it has no whole top.
         assert_eq!(sizes(&params), vec![30, 20, 12]);
         let all = EpisodeParams {
-            size: select::SizeRule::All,
+            size: keep_rules::SizeRule::All,
             ..params
         };
         assert_eq!(sizes(&all), vec![30, 20, 12, 2]);
         // At most two episodes, the largest by `cap_by = "size"`: the two largest stay, in
         // their order.
         let capped = EpisodeParams {
-            size: select::SizeRule::All,
+            size: keep_rules::SizeRule::All,
             max_episodes: 2,
             cap_by: params::CapBy::Size,
             ..params
@@ -177,8 +177,8 @@ mod tests {
         let sizes = |cap_by| {
             let params = EpisodeParams {
                 confidence: ConfidenceRule::All,
-                cohesion: select::CohesionRule::All,
-                size: select::SizeRule::All,
+                cohesion: keep_rules::CohesionRule::All,
+                size: keep_rules::SizeRule::All,
                 max_episodes: 2,
                 cap_by,
                 ..EpisodeParams::default()
@@ -206,7 +206,7 @@ mod tests {
             };
             let params = EpisodeParams {
                 confidence: ConfidenceRule::All,
-                cohesion: select::CohesionRule::All,
+                cohesion: keep_rules::CohesionRule::All,
                 max_episodes: 2,
                 min_segments,
                 carry,
@@ -239,7 +239,7 @@ mod tests {
         let input = input_of(&segments, &vectors, &embeddings);
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
-            cohesion: select::CohesionRule::All,
+            cohesion: keep_rules::CohesionRule::All,
             ..EpisodeParams::default()
         };
         let (_, assignments, rows) =
@@ -424,15 +424,15 @@ mod tests {
             .collect();
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
-            cohesion: select::CohesionRule::All,
-            size: select::SizeRule::All,
+            cohesion: keep_rules::CohesionRule::All,
+            size: keep_rules::SizeRule::All,
             rank_neighbors: 3,
             ..EpisodeParams::default()
         };
         let count = |p: &EpisodeParams| assign(&input, "e", &specs, p, 0, &Steps::quiet()).0.len();
         assert_eq!(count(&params), 4);
         let core = EpisodeParams {
-            core: select::CohesionRule::MeanMinusStd,
+            core: keep_rules::CohesionRule::MeanMinusStd,
             ..params
         };
         assert_eq!(count(&core), 3);
@@ -455,8 +455,8 @@ mod tests {
         let specs = vec![spec(vec![1.0, 0.0, 0.0])];
         let params = EpisodeParams {
             confidence: ConfidenceRule::All,
-            cohesion: select::CohesionRule::All,
-            size: select::SizeRule::All,
+            cohesion: keep_rules::CohesionRule::All,
+            size: keep_rules::SizeRule::All,
             rank_neighbors: 4,
             ..EpisodeParams::default()
         };

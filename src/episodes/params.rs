@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::{self, PruneRule};
 use super::classify::{self, ConfidenceRule};
-use super::{select, termspace};
+use super::{keep_rules, termspace};
 use crate::grouping::density::DensityParams;
 
 /// Parameters of the episode stages, with the paper's defaults.
@@ -53,10 +53,10 @@ pub struct EpisodeParams {
     /// Episodes kept by the cohesion of their segments (docs/method.md §6, after `min_segments`;
     /// default μ − σ of the event's episodes, the method's significance bound;
     /// `significant`: each episode against the event's segments instead, issue 45).
-    pub cohesion: select::CohesionRule,
+    pub cohesion: keep_rules::CohesionRule,
     /// Episodes kept by their number of segments among the event's episodes (docs/method.md §6,
     /// after the cohesion rule; default μ − σ of ln(size)).
-    pub size: select::SizeRule,
+    pub size: keep_rules::SizeRule,
     /// Where candidate episodes come from (§4): the top articles' fragments (the paper), or
     /// density clusters of the event's sentence embeddings.
     pub candidates: Candidates,
@@ -68,7 +68,7 @@ pub struct EpisodeParams {
     /// first. `all` (default) keeps every episode; `mean-minus-std` / `mean` drop those below
     /// that bound of the event's episodes' cores — a label-free count that follows how many
     /// tight episodes the event has (issue 27; not the default, see docs/quality-split.md).
-    pub core: select::CohesionRule,
+    pub core: keep_rules::CohesionRule,
     /// Split a candidate episode whose segments form two cores (2-means of their embeddings,
     /// each part with at least [`CORE_TOP`] segments) when the two parts lie farther apart than
     /// the merge's own cut, i.e. the merge would not join them again (issue 27; default off).
@@ -188,11 +188,11 @@ impl Default for EpisodeParams {
             keywords: 10,
             merge: true,
             merge_cut: termspace::Cut::MeanMinusStd,
-            cohesion: select::CohesionRule::MeanMinusStd,
-            size: select::SizeRule::LogMeanMinusStd,
+            cohesion: keep_rules::CohesionRule::MeanMinusStd,
+            size: keep_rules::SizeRule::LogMeanMinusStd,
             candidates: Candidates::Fragments,
             density: DensityParams::default(),
-            core: select::CohesionRule::All,
+            core: keep_rules::CohesionRule::All,
             split: false,
             min_episodes: 5,
             max_fragments: DEFAULT_MAX_FRAGMENTS,

@@ -5,7 +5,7 @@
 use super::event::{EpisodeSpec, EventInput};
 use super::floor::{apply_floor, core_mean, top_core};
 use super::params::EpisodeParams;
-use super::{classify, dated, distinct, select, termspace};
+use super::{classify, dated, distinct, keep_rules, termspace};
 use crate::progress::steps::Steps;
 
 /// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
@@ -229,9 +229,9 @@ pub fn select_episodes(
         })
     };
     let core_of = |e: usize| top_core(density_of(e));
-    if params.core != select::CohesionRule::All {
-        select::narrow(&mut kept, core_of, |cores| {
-            select::cohesive(cores, params.core)
+    if params.core != keep_rules::CohesionRule::All {
+        keep_rules::narrow(&mut kept, core_of, |cores| {
+            keep_rules::cohesive(cores, params.core)
         });
         mark(&mut dropped, &kept, Dropped::Core);
     }
@@ -359,23 +359,23 @@ fn cohesion_rule(
 ) {
     if !matches!(
         params.cohesion,
-        select::CohesionRule::Significant | select::CohesionRule::Either
+        keep_rules::CohesionRule::Significant | keep_rules::CohesionRule::Either
     ) {
-        select::narrow(kept, similarities, |similarities| {
-            select::cohesive(similarities, params.cohesion)
+        keep_rules::narrow(kept, similarities, |similarities| {
+            keep_rules::cohesive(similarities, params.cohesion)
         });
         return;
     }
     let spread = classify::similarity_spread(input.embeddings, vectors);
     // `either` also keeps what μ − σ keeps; `significant` only what the event test keeps.
     let mut relative = vec![false; kept.len()];
-    if params.cohesion == select::CohesionRule::Either {
+    if params.cohesion == keep_rules::CohesionRule::Either {
         relative.copy_from_slice(kept);
-        select::narrow(&mut relative, similarities, |similarities| {
-            select::cohesive(similarities, select::CohesionRule::MeanMinusStd)
+        keep_rules::narrow(&mut relative, similarities, |similarities| {
+            keep_rules::cohesive(similarities, keep_rules::CohesionRule::MeanMinusStd)
         });
     }
-    let significant = select::significant(cohesion, &spread);
+    let significant = keep_rules::significant(cohesion, &spread);
     for ((k, r), s) in kept.iter_mut().zip(relative).zip(significant) {
         *k &= r || s;
     }
@@ -383,10 +383,10 @@ fn cohesion_rule(
 
 /// §6's size rule (`params.size`) over the `kept` candidates.
 fn size_rule(kept: &mut [bool], members: &[Vec<(f64, usize)>], params: &EpisodeParams) {
-    select::narrow(
+    keep_rules::narrow(
         kept,
         |e| members[e].len(),
-        |sizes| select::large_enough(sizes, params.size),
+        |sizes| keep_rules::large_enough(sizes, params.size),
     );
 }
 
