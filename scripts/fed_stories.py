@@ -41,6 +41,16 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
     python3 scripts/fed_stories.py days --truth T1 --run R1 [--truth T2 --run R2 ...]
         the date overlap (Σ_day min of the two normalised date histograms) of every pair of a
         run's episodes that tell one phase and of those that tell two, as percentiles.
+    python3 scripts/fed_stories.py oracle --truth-dir /tmp/fed --bin target/release/epimine \
+        --work /tmp/fedoracle
+        what the articles allow, day by day (days 1..d as `daily` sees them): imports the days
+        as `daily` does, encodes every segment once (`epimine encode`, all-MiniLM-L6-v2), and
+        makes each article one vector (the mean of its segments'). Per event it prints the
+        phases FOUND (the `score` rule, clusters as episodes) by k-means told the TRUE number
+        of phases (k = the scored phases, and k + 2 to leave room for the off-topic articles;
+        best of 10 k-means++ starts, fixed seed), and the mean recall of a SUPERVISED
+        nearest-centroid classifier (leave one out) — whether the phases are apart at all in
+        the vectors. Last line: the phases found in every daily run by each. Needs numpy.
 """
 
 import argparse
@@ -624,6 +634,123 @@ def daily(args, extra):
           f"at least 5 articles, over half of them the phase's): {already}")
 
 
+def kmeans(x, k, rng, starts=10, rounds=50):
+    """Lloyd's k-means with k-means++ starts (the lowest inertia of `starts`), numpy only."""
+    import numpy as np
+    best, best_inertia = None, float("inf")
+    for _ in range(starts):
+        centres = [x[rng.integers(len(x))]]
+        for _ in range(1, k):
+            d = np.min(((x[:, None, :] - np.array(centres)[None]) ** 2).sum(-1), axis=1)
+            centres.append(x[rng.choice(len(x), p=d / d.sum())] if d.sum() > 0 else x[rng.integers(len(x))])
+        c = np.array(centres)
+        for _ in range(rounds):
+            label = ((x[:, None, :] - c[None]) ** 2).sum(-1).argmin(1)
+            new = np.array([x[label == j].mean(0) if (label == j).any() else c[j] for j in range(k)])
+            if np.allclose(new, c):
+                break
+            c = new
+        inertia = ((x - c[label]) ** 2).sum()
+        if inertia < best_inertia:
+            best, best_inertia = label, inertia
+    return best
+
+
+def clusters_found(phase_of, label, scored):
+    """The `score` rule with clusters for episodes: the scored phases one cluster holds at least
+    half of and is mostly (> 1/2) made of."""
+    sizes = Counter(label)
+    found = set()
+    for p in scored:
+        n = sum(1 for q in phase_of if q == p)
+        hits = Counter(c for q, c in zip(phase_of, label) if q == p)
+        if any(h >= n / 2 and h > sizes[c] / 2 for c, h in hits.items()):
+            found.add(p)
+    return found
+
+
+def nearest_centroid_recall(x, phase_of, scored):
+    """Mean recall over the scored phases of a leave-one-out nearest-centroid classifier."""
+    import numpy as np
+    keys = sorted(set(phase_of))
+    lab = np.array([keys.index(p) for p in phase_of])
+    sums = np.array([x[lab == j].sum(0) for j in range(len(keys))])
+    counts = np.array([(lab == j).sum() for j in range(len(keys))], dtype=float)
+    right = Counter()
+    for i in range(len(x)):
+        s, n = sums.copy(), counts.copy()
+        s[lab[i]] -= x[i]
+        n[lab[i]] -= 1
+        c = s / np.maximum(n, 1)[:, None]
+        c /= np.linalg.norm(c, axis=1, keepdims=True) + 1e-9
+        right[phase_of[i]] += int((c @ x[i]).argmax() == lab[i])
+    return sum(right[p] / phase_of.count(p) for p in scored) / len(scored)
+
+
+def oracle(args):
+    import numpy as np
+    import pyarrow.parquet as pq
+    n_days = 0
+    while os.path.exists(os.path.join(args.truth_dir, f"day{n_days + 1}.csv")):
+        n_days += 1
+    if not n_days:
+        sys.exit(f"no day1.csv in {args.truth_dir}")
+    corpus, logs = os.path.join(args.work, "corpus"), os.path.join(args.work, "logs")
+    for d in (corpus, logs):
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(logs)
+    for day in range(1, n_days + 1):
+        call(f"day {day} import", import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, day > 1),
+             os.path.join(logs, f"day{day}-import.log"), (0,))
+    rows = []
+    for name in sorted(os.listdir(corpus)):
+        if name.startswith("segments") and name.endswith(".parquet"):
+            rows += pq.read_table(os.path.join(corpus, name), columns=["key_event", "source_id", "text"]).to_pylist()
+    texts, vectors = os.path.join(args.work, "segments.txt"), os.path.join(args.work, "vectors.parquet")
+    with open(texts, "w", encoding="utf-8") as f:
+        f.writelines(" ".join(r["text"].split()) + "\n" for r in rows)
+    call("encode", [args.bin, "encode", "--input", texts, "--out", vectors], os.path.join(logs, "encode.log"), (0,))
+    t = pq.read_table(vectors)
+    v = np.array(t.column(t.num_columns - 1).to_pylist(), dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    with open(os.path.join(args.truth_dir, "truth.csv"), newline="", encoding="utf-8") as f:
+        truth = {r["url"]: r for r in csv.DictReader(f)}
+    by_article = defaultdict(list)
+    for i, r in enumerate(rows):
+        if r["source_id"] in truth:
+            by_article[r["key_event"], r["source_id"]].append(i)
+    seen = defaultdict(lambda: defaultdict(list))  # method -> (event, phase) -> found per day
+    rng = np.random.default_rng(0)
+    for day in range(1, n_days + 1):
+        line = []
+        for event in sorted({e for e, _ in by_article}):
+            urls = sorted(u for e, u in by_article if e == event and int(truth[u]["day"]) <= day)
+            size = Counter(truth[u]["phase"] for u in urls)
+            # A phase is scored on its truth rows of days 1..d, as `score` counts them.
+            every = Counter(r["phase"] for r in truth.values() if r["event"] == event and int(r["day"]) <= day)
+            scored = sorted(p for p, n in every.items() if p != "noise" and n >= MIN_PHASE)
+            if not scored:
+                continue
+            x = np.array([v[by_article[event, u]].mean(0) for u in urls])
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            phase_of = [truth[u]["phase"] for u in urls]
+            found = {}
+            for name, k in (("k", len(scored)), ("k+2", len(scored) + 2)):
+                found[name] = clusters_found(phase_of, kmeans(x, min(k, len(x)), rng), scored)
+            recall = nearest_centroid_recall(x, phase_of, [p for p in scored if size[p]])
+            for name, f in found.items():
+                for p in scored:
+                    seen[name][event, p].append(p in f)
+            line.append(f"  {event}: {len(scored)} phases; k-means found {len(found['k'])} (k), "
+                        f"{len(found['k+2'])} (k+2); supervised recall {recall:.2f}")
+        print(f"--- day {day} (days 1..{day})\n" + "\n".join(line))
+    for name in ("k", "k+2"):
+        always = sum(all(f) for f in seen[name].values())
+        runs = sum(sum(f) for f in seen[name].values())
+        print(f"k-means told the true count ({name}): phases found in every daily run {always} of "
+              f"{len(seen[name])}; phase-runs found {runs} of {sum(len(f) for f in seen[name].values())}")
+
+
 def day_overlap(a, b):
     """Σ_day min of two date histograms, each normalised to 1 (src/episodes/phases.rs)."""
     ta, tb = sum(a.values()), sum(b.values())
@@ -701,6 +828,10 @@ def main():
     d.add_argument("--background")
     d.add_argument("--workers", type=int, default=2)
     d.add_argument("--level", choices=("episode", "phase"), default="episode")
+    orc = sub.add_parser("oracle", help="what k-means told the true phase count finds, day by day")
+    orc.add_argument("--truth-dir", required=True)
+    orc.add_argument("--bin", default="target/release/epimine")
+    orc.add_argument("--work", required=True)
     fr = sub.add_parser("fresh", help="import and run each draw's all.csv once, score both levels")
     fr.add_argument("--truth-dir", action="append", required=True, help="a draw's folder (repeat)")
     fr.add_argument("--bin", default="target/release/epimine")
@@ -718,6 +849,8 @@ def main():
         days_cmd(args)
     elif args.cmd == "fresh":
         fresh(args, extra)
+    elif args.cmd == "oracle":
+        oracle(args)
     else:
         daily(args, extra)
 
