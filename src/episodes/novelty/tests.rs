@@ -1,0 +1,212 @@
+//! Unit tests of `novelty`.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::tables::Segment;
+
+/// One segment per article; article `i` dated day `i / 10`.
+fn segments(n: usize) -> Vec<Segment> {
+    (0..n)
+        .map(|i| Segment {
+            key_event: "e".into(),
+            theme: None,
+            doc_id: i as u32,
+            doc_date: Some((i / 10) as i32),
+            seg_idx: 0,
+            text: format!("segment {i}"),
+            source_id: None,
+            title: None,
+        })
+        .collect()
+}
+
+/// A vector along `axis` (of 4) with a little of the others, varying with `i`.
+fn along(axis: usize, i: usize) -> Vec<f32> {
+    let mut v = vec![0.1 + 0.05 * (i % 3) as f32; 4];
+    v[axis] = 1.0;
+    v
+}
+
+/// The rows of one kept episode holding `members` (in rank order), the rest left out.
+fn rows_of(segs: &[Segment], members: &[usize]) -> (Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+    let episode = Episode {
+        key_event: "e".into(),
+        trial: 0,
+        episode_id: 0,
+        stable_id: None,
+        status: None,
+        title: "old".into(),
+        title_fields: Vec::new(),
+        keywords: vec!["old".into()],
+        example_sentences: Vec::new(),
+        n_segments: members.len() as u32,
+        source: "clusters".into(),
+        n_articles: members.len() as u32,
+        first_date: None,
+        peak_date: None,
+        last_date: None,
+        phase_id: 0,
+        phase_stable_id: None,
+    };
+    let assignments = members
+        .iter()
+        .enumerate()
+        .map(|(rank, &s)| Assignment {
+            key_event: "e".into(),
+            trial: 0,
+            episode_id: 0,
+            stable_id: None,
+            status: None,
+            doc_id: segs[s].doc_id,
+            seg_idx: 0,
+            rank: rank as u32,
+            confidence: 0.5,
+        })
+        .collect();
+    let left_out = (0..segs.len())
+        .filter(|s| !members.contains(s))
+        .map(|s| LeftOut {
+            key_event: "e".into(),
+            trial: 0,
+            doc_id: segs[s].doc_id,
+            seg_idx: 0,
+            reason: "below-confidence".into(),
+            confidence: 0.1,
+            similarity: 0.2,
+        })
+        .collect();
+    (vec![episode], assignments, left_out)
+}
+
+fn view(
+    embeddings: &[Vec<f32>],
+    arrived: &[bool],
+    members: &[usize],
+    previous: &[Vec<usize>],
+) -> (NoveltyReport, Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+    let segs = segments(embeddings.len());
+    let vectors = HashMap::new();
+    let input = EventInput {
+        segments: &segs,
+        terms: Vec::new(),
+        pairs: Vec::new(),
+        word_vectors: &vectors,
+        embeddings,
+        carried: &[],
+    };
+    let (mut episodes, mut assignments, mut left_out) = rows_of(&segs, members);
+    let keywords = |groups: &[Vec<usize>]| -> Vec<Vec<String>> {
+        (0..groups.len()).map(|g| vec![format!("k{g}")]).collect()
+    };
+    let report = novelty_view(
+        &input,
+        &keywords,
+        &EpisodeParams::default(),
+        arrived,
+        previous,
+        0,
+        Rows {
+            episodes: &mut episodes,
+            assignments: &mut assignments,
+            left_out: &mut left_out,
+        },
+    );
+    (report, episodes, assignments, left_out)
+}
+
+#[test]
+fn todays_development_inside_an_old_episode_becomes_an_episode_of_its_own() {
+    // 20 old segments along axis 0 (one episode), then today: 6 along axis 0 (the same
+    // story, matched), 8 along axis 1 classified into the old episode (absorbed) and 4
+    // along axis 1 left out.
+    let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+    embeddings.extend((0..6).map(|i| along(0, i)));
+    embeddings.extend((0..12).map(|i| along(1, i)));
+    let arrived: Vec<bool> = (0..38).map(|s| s >= 20).collect();
+    let members: Vec<usize> = (0..34).collect();
+    let (report, episodes, assignments, left_out) = view(&embeddings, &arrived, &members, &[]);
+    assert_eq!(
+        (report.added, report.moved, report.rescued),
+        (1, 8, 4),
+        "{report:?}"
+    );
+    assert_eq!(episodes.len(), 2);
+    let of = |e: u32| -> Vec<u32> {
+        let mut d: Vec<u32> = assignments
+            .iter()
+            .filter(|a| a.episode_id == e)
+            .map(|a| a.doc_id)
+            .collect();
+        d.sort();
+        d
+    };
+    assert_eq!(of(0), (0..26).collect::<Vec<u32>>(), "old content stays");
+    assert_eq!(
+        of(1),
+        (26..38).collect::<Vec<u32>>(),
+        "today's development apart"
+    );
+    assert_eq!(episodes[1].source, SOURCE);
+    assert_eq!(episodes[1].title, "k1");
+    assert_eq!((episodes[0].n_segments, episodes[1].n_segments), (26, 12));
+    assert_eq!(episodes[1].first_date, Some(2));
+    assert!(left_out.is_empty(), "the left-out segments were taken in");
+    // Ranks run from 0 in each episode.
+    for e in 0..2 {
+        let mut ranks: Vec<u32> = assignments
+            .iter()
+            .filter(|a| a.episode_id == e)
+            .map(|a| a.rank)
+            .collect();
+        ranks.sort();
+        assert_eq!(ranks, (0..ranks.len() as u32).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn nothing_changes_without_arrivals_or_a_group_of_enough_articles() {
+    let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+    embeddings.extend((0..12).map(|i| along(1, i)));
+    let members: Vec<usize> = (0..32).collect();
+    let before = rows_of(&segments(32), &members).1;
+    // No article arrived: the rows are the fresh run's.
+    let (report, episodes, assignments, _) = view(&embeddings, &[false; 32], &members, &[]);
+    assert_eq!((report.added, episodes.len()), (0, 1));
+    assert_eq!(assignments, before);
+    // Four of today's articles on axis 1: under novelty_min_articles (5).
+    let arrived: Vec<bool> = (0..32).map(|s| s >= 28).collect();
+    let (report, episodes, _, _) = view(&embeddings, &arrived, &members, &[]);
+    assert_eq!((report.unmatched, report.added, episodes.len()), (4, 0, 1));
+}
+
+#[test]
+fn an_episode_of_the_previous_run_that_no_kept_one_continues_is_told_on() {
+    // Yesterday: 20 segments along axis 0 and 10 along axis 2 (two episodes). Today the
+    // fresh run kept one episode of all 30, and 3 new articles arrived along axis 0.
+    let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+    embeddings.extend((0..10).map(|i| along(2, i)));
+    embeddings.extend((0..3).map(|i| along(0, i)));
+    let arrived: Vec<bool> = (0..33).map(|s| s >= 30).collect();
+    let members: Vec<usize> = (0..33).collect();
+    let previous = vec![(0..20).collect::<Vec<usize>>(), (20..30).collect()];
+    // Axis 2's old episode shares 10 of the 33 (30%) with the kept one: linked, kept as is.
+    let (report, episodes, ..) = view(&embeddings, &arrived, &members, &previous);
+    assert_eq!((report.carried, episodes.len()), (0, 1));
+    // With only 10 of axis 0 in the kept episode, axis 2's share falls under 30% of it …
+    let members: Vec<usize> = (0..20).chain(30..33).chain(20..22).collect();
+    let (report, episodes, assignments, left_out) =
+        view(&embeddings, &arrived, &members, &previous);
+    // … and it is told on: its 10 segments (2 taken from the kept episode, 8 left out).
+    assert_eq!((report.carried, report.added), (1, 0), "{report:?}");
+    assert_eq!(episodes[1].source, CARRIED);
+    let told: Vec<u32> = assignments
+        .iter()
+        .filter(|a| a.episode_id == 1)
+        .map(|a| a.doc_id)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(told, (20..30).collect::<Vec<u32>>());
+    assert!(left_out.is_empty());
+}
