@@ -2,7 +2,8 @@
 """The shape of src/: files over 500 lines, functions over 100 lines, and circles among the
 crate's modules (issue 28): among the top-level modules (a module and everything below it as
 one), then among all modules. Prints the lists; exits 0, or with --check (scripts/test.sh, issue
-67) 1 when a function is over 100 lines or the top-level modules make a circle.
+67) 1 when a function is over 100 lines, the top-level modules make a circle, or a Rust file of
+src/, tests/ or python/src/ (beside SRC) is over 700 lines.
 Usage: scripts/code-shape.py [--check] [SRC]
 
 A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
@@ -16,6 +17,23 @@ import sys
 
 FILE_LIMIT = 500
 FN_LIMIT = 100
+HARD_FILE_LIMIT = 700  # --check: no Rust file of the project over this
+
+
+def over_limit(root):
+    """(lines, path) of every .rs file under root's src/, tests/ and python/src/ over
+    HARD_FILE_LIMIT lines."""
+    out = []
+    for top in ("src", "tests", os.path.join("python", "src")):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                if name.endswith(".rs"):
+                    path = os.path.join(dirpath, name)
+                    with open(path, encoding="utf-8") as f:
+                        n = sum(1 for _ in f)
+                    if n > HARD_FILE_LIMIT:
+                        out.append((n, os.path.relpath(path, root)))
+    return sorted(out, reverse=True)
 
 
 def strip(src):
@@ -233,9 +251,14 @@ def main():
                 if b in s:
                     why = sorted("::".join(x) + " -> " + "::".join(y) for x in edges for y in edges[x] if x[:1] == a and y[:1] == b)
                     print(f"      {'; '.join(why)}")
-    if check and (long_fns or top_circles):
+    too_long = over_limit(os.path.dirname(src))
+    print(f"Rust files over {HARD_FILE_LIMIT} lines (src, tests, python/src): {len(too_long)}")
+    for n, f in too_long:
+        print(f"  {n:5} {f}")
+    if check and (long_fns or top_circles or too_long):
         print(f"code-shape.py --check: {len(long_fns)} function(s) over {FN_LIMIT} lines, "
-              f"{len(top_circles)} circle(s) among the top-level modules", file=sys.stderr)
+              f"{len(top_circles)} circle(s) among the top-level modules, {len(too_long)} file(s) "
+              f"over {HARD_FILE_LIMIT} lines", file=sys.stderr)
         return 1
     sccs = tarjan(edges)
     circles = [sorted(s) for s in sccs if len(s) > 1]
