@@ -3,7 +3,7 @@
 crate's modules (issue 28): among the top-level modules (a module and everything below it as
 one), then among all modules. Prints the lists; exits 0, or with --check (scripts/test.sh, issue
 67) 1 when a function is over 100 lines, the top-level modules make a circle, or a Rust file of
-src/, tests/ or python/src/ (beside SRC) is over 700 lines.
+src/, tests/ or python/ or a Python file of scripts/ or python/ (beside SRC) is over 700 lines.
 Usage: scripts/code-shape.py [--check] [SRC]
 
 A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
@@ -21,13 +21,14 @@ HARD_FILE_LIMIT = 700  # --check: no Rust file of the project over this
 
 
 def over_limit(root):
-    """(lines, path) of every .rs file under root's src/, tests/ and python/src/ over
-    HARD_FILE_LIMIT lines."""
+    """(lines, path) of every .rs file under root's src/, tests/ and python/, and every .py file
+    under scripts/ and python/, over HARD_FILE_LIMIT lines."""
     out = []
-    for top in ("src", "tests", os.path.join("python", "src")):
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
+    for top, ext in (("src", ".rs"), ("tests", ".rs"), ("python", ".rs"), ("scripts", ".py"), ("python", ".py")):
+        for dirpath, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = [d for d in dirs if d not in ("target", ".venv", "venv", "__pycache__") and not d.startswith(".")]
             for name in names:
-                if name.endswith(".rs"):
+                if name.endswith(ext):
                     path = os.path.join(dirpath, name)
                     with open(path, encoding="utf-8") as f:
                         n = sum(1 for _ in f)
@@ -252,7 +253,7 @@ def main():
                     why = sorted("::".join(x) + " -> " + "::".join(y) for x in edges for y in edges[x] if x[:1] == a and y[:1] == b)
                     print(f"      {'; '.join(why)}")
     too_long = over_limit(os.path.dirname(src))
-    print(f"Rust files over {HARD_FILE_LIMIT} lines (src, tests, python/src): {len(too_long)}")
+    print(f"Rust and Python files over {HARD_FILE_LIMIT} lines: {len(too_long)}")
     for n, f in too_long:
         print(f"  {n:5} {f}")
     if check and (long_fns or top_circles or too_long):
