@@ -15,6 +15,7 @@ use epimine::storage::Location;
 
 mod folders;
 mod peers;
+mod readers;
 
 /// `epimine run` on `corpus` into `out` with the tiny model, `extra` flags, `env`; nothing of
 /// the test's own environment that changes admission (a token, a launcher).
