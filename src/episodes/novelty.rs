@@ -6,6 +6,14 @@
 //! segments, and a coherent group of them becomes an episode of its own.
 //!
 //! Over the episodes §6 kept (a fresh run's, unchanged before this step):
+//! 0a. **Kept whole.** A previous run's episode that the fresh run cut into pieces made mostly
+//!    of it (a piece holds at least two of its segments, they are most of the piece's old
+//!    segments and at least [`crate::lineage::MIN_SHARE`] of the piece) is one episode again:
+//!    the pieces are joined into the one holding most of it. The relative cuts, judged against
+//!    an event that grew, split a development told yesterday into pure pieces (on the fed
+//!    stories, most phases found one day and lost the next were split so); a reader following
+//!    it keeps one episode and one id. A piece made mostly of today's articles or of another
+//!    episode's old ones is not joined, so today's developments stay apart (1.–3.).
 //! 0. **Told on.** A previous run's episode that no kept episode continues (none shares
 //!    [`crate::lineage::MIN_SHARE`] of either's segments with it, the lineage's own link) is
 //!    told on as an episode (`source = "carried"`) of its segments that are left out or lie
@@ -29,9 +37,9 @@
 //!    `min_segments` segments) becomes an episode (`source = "novelty"`) of those segments,
 //!    taken out of the episodes they were in or out of `left_out`. A kept episode left with
 //!    fewer than `min_segments` (one of today's, regrouped) is dropped, its segments left out
-//!    (`episode-dropped-by-novelty`). Old segments move only to an episode told on (0.), so
-//!    each episode of the fresh run keeps the old content it had: the followed run differs from
-//!    the fresh one only by telling today's articles on their own.
+//!    (`episode-dropped-by-novelty`). Old segments move only to an episode kept whole (0a.) or
+//!    told on (0.): the followed run differs from the fresh one by keeping yesterday's
+//!    developments whole and telling today's articles on their own.
 //!
 //! Costs: one pass over the event's segments, then the linkage over today's articles with
 //! unmatched segments (quadratic in them: one day's articles of one event, not the event's).
@@ -61,6 +69,8 @@ pub struct NoveltyReport {
     pub added: usize,
     /// Previous episodes it told on (none of the kept ones continued them).
     pub carried: usize,
+    /// Kept episodes joined into another because both were pieces of one previous episode.
+    pub rejoined: usize,
     /// Segments those episodes took out of other episodes.
     pub moved: usize,
     /// Segments those episodes took out of `left_out`.
@@ -167,6 +177,9 @@ pub fn novelty_view(
         g.len() >= params.min_segments.max(2)
             && articles.len() >= params.novelty_min_articles.max(1)
     };
+    // 0a. Yesterday's episodes that the fresh run cut into pieces made mostly of them are one
+    // again.
+    report.rejoined = rejoin(previous, &mut members, &mut home, arrived);
     // 0. Yesterday's episodes that no kept episode continues are told on.
     for g in restored(previous, &members, &home, &units) {
         if enough(&g) && classify::mean_pairwise_cosine(input.embeddings, &g) >= cohesion {
@@ -194,10 +207,10 @@ pub fn novelty_view(
         }
     }
     report.groups.sort_unstable_by(|a, b| b.cmp(a));
-    if members.len() > kept {
+    if members.len() > kept || report.rejoined > 0 {
         report.dropped = members[..kept]
             .iter()
-            .filter(|m| m.len() < params.min_segments.max(1))
+            .filter(|m| !m.is_empty() && m.len() < params.min_segments.max(1))
             .count();
         rebuild(
             input,
@@ -378,13 +391,13 @@ fn restored(
     let mut out = Vec::new();
     for p in previous {
         let held: BTreeSet<usize> = p.iter().copied().collect();
-        let linked = members.iter().any(|m| {
+        let continued = members.iter().any(|m| {
             let shared = m.iter().filter(|s| held.contains(s)).count() as f64;
             shared > 0.0
                 && (shared >= crate::lineage::MIN_SHARE * p.len() as f64
                     || shared >= crate::lineage::MIN_SHARE * m.len() as f64)
         });
-        let Some(c) = centre(units, p).filter(|_| !linked) else {
+        let Some(c) = centre(units, p).filter(|_| !continued) else {
             continue;
         };
         let g: Vec<usize> = held
@@ -397,6 +410,52 @@ fn restored(
         out.push(g);
     }
     out
+}
+
+/// Joins the kept episodes that are pieces of one previous episode (in `previous` order, each
+/// kept episode joined at most once): a piece holds at least two of its segments, they are most
+/// of the piece's old segments (from articles there before) and at least
+/// [`crate::lineage::MIN_SHARE`] of the piece. The pieces go into the one holding most of it
+/// (the first on ties), in rank order after its own. Returns how many were joined into another.
+fn rejoin(
+    previous: &[Vec<usize>],
+    members: &mut [Vec<usize>],
+    home: &mut [Option<usize>],
+    arrived: &[bool],
+) -> usize {
+    let mut joined = 0;
+    let mut taken = vec![false; members.len()];
+    for p in previous {
+        let held: BTreeSet<usize> = p.iter().copied().collect();
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        for (e, m) in members.iter().enumerate() {
+            let from_p = m.iter().filter(|s| held.contains(s)).count();
+            let old = m.iter().filter(|&&s| !arrived[s]).count();
+            if !taken[e]
+                && from_p >= 2
+                && from_p * 2 > old
+                && from_p as f64 >= crate::lineage::MIN_SHARE * m.len() as f64
+            {
+                pieces.push((from_p, e));
+            }
+        }
+        if pieces.len() < 2 {
+            continue;
+        }
+        pieces.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let main = pieces[0].1;
+        taken[main] = true;
+        for &(_, e) in &pieces[1..] {
+            let moved = std::mem::take(&mut members[e]);
+            for &s in &moved {
+                home[s] = Some(main);
+            }
+            members[main].extend(moved);
+            taken[e] = true;
+            joined += 1;
+        }
+    }
+    joined
 }
 
 /// Makes `g` an episode of its own after the others, taking its segments out of theirs.

@@ -210,3 +210,97 @@ fn an_episode_of_the_previous_run_that_no_kept_one_continues_is_told_on() {
     assert_eq!(told, (20..30).collect::<Vec<u32>>());
     assert!(left_out.is_empty());
 }
+
+/// The rows of kept episodes `kept` (each its members in rank order), the rest left out.
+fn rows_of_episodes(
+    segs: &[Segment],
+    kept: &[Vec<usize>],
+) -> (Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+    let every: Vec<usize> = kept.iter().flatten().copied().collect();
+    let (_, _, left_out) = rows_of(segs, &every);
+    let (mut episodes, mut assignments) = (Vec::new(), Vec::new());
+    for (e, members) in kept.iter().enumerate() {
+        let (mut rows, mut assigned, _) = rows_of(segs, members);
+        for r in &mut rows {
+            r.episode_id = e as u32;
+        }
+        for a in &mut assigned {
+            a.episode_id = e as u32;
+        }
+        episodes.extend(rows);
+        assignments.extend(assigned);
+    }
+    (episodes, assignments, left_out)
+}
+
+#[test]
+fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
+    // Yesterday one episode of 20 segments along axis 0. Today 3 more arrived along axis 0 and
+    // 10 along axis 1 with 2 of yesterday's (recaps) among them; the fresh run cut yesterday's
+    // episode in two and put today's axis-1 articles in an episode of their own.
+    let mut embeddings: Vec<Vec<f32>> = (0..20).map(|i| along(0, i)).collect();
+    embeddings.extend((0..3).map(|i| along(0, i)));
+    embeddings.extend((0..10).map(|i| along(1, i)));
+    let arrived: Vec<bool> = (0..33).map(|s| s >= 20).collect();
+    let previous = vec![(0..20).collect::<Vec<usize>>()];
+    let kept = vec![
+        (0..10).chain(20..23).collect::<Vec<usize>>(),
+        (10..18).collect(),
+        (18..20).chain(23..33).collect(),
+    ];
+    let segs = segments(33);
+    let vectors = HashMap::new();
+    let input = EventInput {
+        segments: &segs,
+        terms: Vec::new(),
+        pairs: Vec::new(),
+        word_vectors: &vectors,
+        embeddings: &embeddings,
+        carried: &[],
+    };
+    let (mut episodes, mut assignments, mut left_out) = rows_of_episodes(&segs, &kept);
+    let keywords = |groups: &[Vec<usize>]| -> Vec<Vec<String>> {
+        (0..groups.len()).map(|g| vec![format!("k{g}")]).collect()
+    };
+    let report = novelty_view(
+        &input,
+        &keywords,
+        &EpisodeParams::default(),
+        &arrived,
+        &previous,
+        0,
+        Rows {
+            episodes: &mut episodes,
+            assignments: &mut assignments,
+            left_out: &mut left_out,
+        },
+    );
+    // The two pieces are one again; today's axis-1 articles (an episode with two recaps of
+    // yesterday's, not a piece of it) stay apart from it.
+    assert_eq!(report.rejoined, 1, "{report:?}");
+    let of = |e: u32| -> Vec<u32> {
+        let mut d: Vec<u32> = assignments
+            .iter()
+            .filter(|a| a.episode_id == e)
+            .map(|a| a.doc_id)
+            .collect();
+        d.sort();
+        d
+    };
+    assert_eq!(of(0), (0..18).chain(20..23).collect::<Vec<u32>>());
+    assert_eq!(episodes[0].n_segments, 21);
+    let today: BTreeSet<u32> = assignments
+        .iter()
+        .filter(|a| a.doc_id >= 23)
+        .map(|a| a.episode_id)
+        .collect();
+    assert_eq!(today.len(), 1, "today's development in one episode");
+    assert!(!today.contains(&0));
+    // Ranks run from 0 in each episode: the first piece's, then the second's.
+    let ranks: Vec<u32> = assignments
+        .iter()
+        .filter(|a| a.episode_id == 0)
+        .map(|a| a.rank)
+        .collect();
+    assert_eq!(ranks, (0..21).collect::<Vec<u32>>());
+}
