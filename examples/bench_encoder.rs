@@ -1,4 +1,4 @@
-//! Speed of the burn sentence encoder (docs/method.md §6), for `scripts/bench_encoders.py`:
+//! Speed of the burn sentence encoder (docs/method.md §6), for `scripts/bench/bench_encoders.py`:
 //! encodes every line of a file and prints one JSON line with tokens/s, CPU seconds, the
 //! padding share, the SIMD path and peak memory.
 //!

@@ -1,5 +1,5 @@
 //! A local stand-in for a hosted LLM, for trying the LLM path of `epimine run` where no model is
-//! reachable (`scripts/llm-smoke.sh`): the tests' own server (`tests/util/llm.rs`, a real
+//! reachable (`scripts/ci/llm-smoke.sh`): the tests' own server (`tests/util/llm.rs`, a real
 //! HTTP/1.1 server speaking OpenAI chat completions or the Anthropic Messages API) answering
 //! every prompt as a model would be asked to — one episode per segment group of the paper's
 //! appendix-G prompt (at most its k), titles, keywords and examples taken from the group

@@ -41,7 +41,7 @@ fn read(path: &str, schema: &arrow_schema::SchemaRef) -> Vec<RecordBatch> {
 }
 
 /// Where to write: a local file, and an s3:// object when the test S3 server is up
-/// (`EPIMINE_TEST_S3_BUCKET`, set by scripts/test.sh; `EPIMINE_SKIP_S3=1` skips on purpose).
+/// (`EPIMINE_TEST_S3_BUCKET`, set by scripts/ci/test.sh; `EPIMINE_SKIP_S3=1` skips on purpose).
 fn outputs(dir: &Path, name: &str) -> Vec<String> {
     let mut out = vec![s(&dir.join("sub").join(name)).to_string()];
     out.extend(s3_root("encode").map(|root| format!("{root}/{name}")));

@@ -1,5 +1,5 @@
 //! Parity of the burn encoders with Hugging Face (docs/method.md §1, §6), on fixtures made by
-//! `scripts/make_encoder_fixtures.py`: tiny random-weight BERT and MPNet models with reference
+//! `scripts/ci/make_encoder_fixtures.py`: tiny random-weight BERT and MPNet models with reference
 //! outputs from sentence-transformers and from X-Class's static representation recipe, and
 //! reference vectors of the real all-MiniLM-L6-v2 (compared when the model is in the cache).
 //!

@@ -4,7 +4,7 @@
 //! failure, naming the object in every retry line; SIGTERM and SIGHUP say what is kept and how
 //! to resume; a location that is not there says whether it is the corpus, the background or the
 //! model. Real processes, real files, a real S3 server (moto, started here from the one
-//! `scripts/s3-server.sh` installed).
+//! `scripts/ci/s3-server.sh` installed).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -523,7 +523,7 @@ impl OwnS3 {
         let Ok(server) = std::env::var("EPIMINE_TEST_MOTO_SERVER") else {
             assert!(
                 std::env::var("EPIMINE_SKIP_S3").as_deref() == Ok("1"),
-                "EPIMINE_TEST_MOTO_SERVER is not set: run the tests through scripts/test.sh (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
+                "EPIMINE_TEST_MOTO_SERVER is not set: run the tests through scripts/ci/test.sh (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
             );
             return None;
         };

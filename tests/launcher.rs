@@ -1,6 +1,6 @@
 //! Launched as a cluster launches it: `epimine run` takes its process index, count and peers
 //! from a Slurm step (a real one: `srun -n 2` inside `sbatch` on the one-machine Slurm of
-//! scripts/slurm-server.sh; and the same variables set by hand) or from a Kubernetes Indexed
+//! scripts/ci/slurm-server.sh; and the same variables set by hand) or from a Kubernetes Indexed
 //! Job's environment (`JOB_COMPLETION_INDEX`, peers on loopback addresses as pods on their own
 //! IPs), and writes the same bytes as one process. A wrong environment is a clear error before
 //! any work; two processes claiming one index end in bounded time.
@@ -351,20 +351,20 @@ fn two_processes_claiming_one_index_end_in_bounded_time() {
     );
 }
 
-/// The one-machine Slurm of scripts/slurm-server.sh (`EPIMINE_TEST_SLURM`, its slurm.conf).
+/// The one-machine Slurm of scripts/ci/slurm-server.sh (`EPIMINE_TEST_SLURM`, its slurm.conf).
 /// Without it the test is skipped with a message, unless `EPIMINE_REQUIRE_SLURM=1` (set by
-/// scripts/test.sh) says it must run.
+/// scripts/ci/test.sh) says it must run.
 fn slurm_conf() -> Option<String> {
     match std::env::var("EPIMINE_TEST_SLURM") {
         Ok(conf) => Some(conf),
         Err(_) if std::env::var("EPIMINE_REQUIRE_SLURM").as_deref() == Ok("1") => panic!(
             "EPIMINE_REQUIRE_SLURM=1 but EPIMINE_TEST_SLURM is not set: start the test Slurm \
-             with `eval \"$(scripts/slurm-server.sh start)\"` (scripts/test.sh does)"
+             with `eval \"$(scripts/ci/slurm-server.sh start)\"` (scripts/ci/test.sh does)"
         ),
         Err(_) => {
             eprintln!(
                 "skipping the real-Slurm test: EPIMINE_TEST_SLURM is not set (run \
-                 `eval \"$(scripts/slurm-server.sh start)\"` first; scripts/test.sh does)"
+                 `eval \"$(scripts/ci/slurm-server.sh start)\"` first; scripts/ci/test.sh does)"
             );
             None
         }

@@ -418,7 +418,7 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
 }
 
 /// The default background's table, if it is in the model cache (`epimine background fetch`);
-/// `EPIMINE_REQUIRE_MINILM=1` (scripts/test.sh, which fetches both) makes its absence a failure.
+/// `EPIMINE_REQUIRE_MINILM=1` (scripts/ci/test.sh, which fetches both) makes its absence a failure.
 fn wordfreq_cached() -> bool {
     let cache = epimine::models::model_cache(None).unwrap();
     let table = epimine::background::wordfreq::table_path(&cache);

@@ -27,7 +27,7 @@ fn yaml(file: &Path) -> Vec<Value> {
     assert!(
         out.status.success(),
         "reading {} with python3 + PyYAML (Debian: apt-get install python3-yaml; \
-         scripts/test.sh installs it): {}",
+         scripts/ci/test.sh installs it): {}",
         file.display(),
         String::from_utf8_lossy(&out.stderr)
     );

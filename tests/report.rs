@@ -2,7 +2,7 @@
 //! event that fails): every event in the index and as a section, the episodes of
 //! episodes.parquet, one timeline mark per episode and day whose count is the assigned segments
 //! published that day (counted here from assignments.parquet and the corpus), text escaped,
-//! the same bytes twice, clear errors; and the page in headless Chromium (scripts/chromium.sh):
+//! the same bytes twice, clear errors; and the page in headless Chromium (scripts/ci/chromium.sh):
 //! the DOM after its script ran, the search and the event filter driven by the query string.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -427,20 +427,20 @@ fn a_bad_run_or_a_foreign_corpus_is_a_clear_error() {
     }
 }
 
-/// `chromium` from scripts/chromium.sh (`EPIMINE_CHROMIUM`). Without it the test is skipped
-/// with a message, unless `EPIMINE_REQUIRE_CHROMIUM=1` (set by scripts/test.sh) says it must
+/// `chromium` from scripts/ci/chromium.sh (`EPIMINE_CHROMIUM`). Without it the test is skipped
+/// with a message, unless `EPIMINE_REQUIRE_CHROMIUM=1` (set by scripts/ci/test.sh) says it must
 /// run.
 fn chromium() -> Option<String> {
     match std::env::var("EPIMINE_CHROMIUM") {
         Ok(bin) => Some(bin),
         Err(_) if std::env::var("EPIMINE_REQUIRE_CHROMIUM").as_deref() == Ok("1") => panic!(
             "EPIMINE_REQUIRE_CHROMIUM=1 but EPIMINE_CHROMIUM is not set: install it with \
-             `eval \"$(scripts/chromium.sh)\"` (scripts/test.sh does)"
+             `eval \"$(scripts/ci/chromium.sh)\"` (scripts/ci/test.sh does)"
         ),
         Err(_) => {
             eprintln!(
                 "skipping the headless-Chromium test: EPIMINE_CHROMIUM is not set (run \
-                 `eval \"$(scripts/chromium.sh)\"` first; scripts/test.sh does)"
+                 `eval \"$(scripts/ci/chromium.sh)\"` first; scripts/ci/test.sh does)"
             );
             None
         }

@@ -1,5 +1,5 @@
 //! One storage suite, run against every backend: a local path, a `file://` URL and `s3://` on a
-//! real S3-protocol server on 127.0.0.1 (started by `scripts/test.sh`; see README).
+//! real S3-protocol server on 127.0.0.1 (started by `scripts/ci/test.sh`; see README).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 """Fixtures of the Python package's tests: the repository's tiny random-weight BERT (fast in
 any build), synthetic corpora with planted episodes, the same articles as pyarrow, polars and
-pandas tables, and the `epimine` binary the tests compare against (scripts/test.sh builds it
+pandas tables, and the `epimine` binary the tests compare against (scripts/ci/test.sh builds it
 before them; EPIMINE_BIN names another)."""
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ fn no_gpu(cause: String) -> String {
 
 /// The number of CUDA devices the driver reports (`cuInit`, `cuDeviceGetCount`), or the line
 /// [`check_device`] ends a CUDA build with when it cannot use a GPU here. Built into both
-/// builds, so that the CPU build's tests run it (`scripts/test.sh` checks the CUDA build
+/// builds, so that the CPU build's tests run it (`scripts/ci/test.sh` checks the CUDA build
 /// compiles; `EPIMINE_TEST_CUDA_BUILD=1` also builds and runs it).
 #[allow(unsafe_code)]
 pub fn cuda_device_count() -> Result<i32, String> {

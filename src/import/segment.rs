@@ -31,7 +31,7 @@
 //!
 //! The development set's segments have a median of ~290 characters (10% under ~135, 90% under
 //! ~540); the defaults aim there: pieces packed up to 360 characters have a median of ~290 on its
-//! articles joined into one paragraph each (`scripts/segment-quality.sh`).
+//! articles joined into one paragraph each (`scripts/quality/segment-quality.sh`).
 
 use std::collections::{HashMap, HashSet};
 

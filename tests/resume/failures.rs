@@ -165,9 +165,9 @@ fn a_full_disk_is_named_and_nothing_panics() {
 #[test]
 fn wrong_s3_credentials_are_named_before_any_work() {
     // A second S3 server that checks credentials (moto after its first request), started here
-    // from the one `scripts/s3-server.sh` installed.
+    // from the one `scripts/ci/s3-server.sh` installed.
     let Ok(server) = std::env::var("EPIMINE_TEST_MOTO_SERVER") else {
-        eprintln!("EPIMINE_TEST_MOTO_SERVER is not set (scripts/test.sh sets it): skipping");
+        eprintln!("EPIMINE_TEST_MOTO_SERVER is not set (scripts/ci/test.sh sets it): skipping");
         return;
     };
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -209,7 +209,7 @@ pub fn s3_root(test: &str) -> Option<String> {
             None
         }
         Err(_) => panic!(
-            "EPIMINE_TEST_S3_BUCKET is not set: run the tests through scripts/test.sh, which \
+            "EPIMINE_TEST_S3_BUCKET is not set: run the tests through scripts/ci/test.sh, which \
              starts a local S3 server (or set EPIMINE_SKIP_S3=1 to skip on purpose)"
         ),
     }
@@ -281,7 +281,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (norm(a) * norm(b))
 }
 
-/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/test.sh,
+/// The cached all-MiniLM-L6-v2, if any. `EPIMINE_REQUIRE_MINILM=1` (set by scripts/ci/test.sh,
 /// which fetches it first) makes its absence a failure instead of a skip.
 pub fn minilm_dir() -> Option<PathBuf> {
     let cache = epimine::models::model_cache(None).ok()?;
