@@ -153,7 +153,17 @@ def main():
         common = [k for k in evs if k in events]
         delta = 100 * (mean(evs[k]["k_f1"] for k in common) - mean(events[k]["k_f1"] for k in common))
         spread = 100 * mean(abs(evs[k]["k_f1"] - events[k]["k_f1"]) for k in common)
-        print(f"  {name:<12} {delta:+6.1f} / {spread:5.1f}")
+        flips = sum(1 for k in common if evs[k]["hits"] != events[k]["hits"])
+        print(f"  {name:<12} {delta:+6.1f} / {spread:5.1f}; events that gained or lost a hit: "
+              f"{flips} of {len(common)}")
+    # The metric's own step: one gold episode hit more or less moves an event's k-F1 by about
+    # 2 / (counted + gold) — what an event can move by without moving by a whole hit.
+    steps = [200 / (e["counted"] + e["gold"]) for e in events.values() if e["counted"] + e["gold"]]
+    if steps:
+        steps.sort()
+        print(f"one hit more or less moves an event's 5-F1 by {mean(steps):.1f} points on average "
+              f"(median {steps[len(steps) // 2]:.1f}, {steps[0]:.1f}–{steps[-1]:.1f}): a mean |Δ| of 5 "
+              f"allows about {5 / mean(steps):.2f} events in one to gain or lose a hit")
     moves.sort(reverse=True)
     if moves:
         big = sum(1 for d, _, _ in moves if d >= 0.10)
