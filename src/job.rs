@@ -149,7 +149,7 @@ pub struct TermConfig {
     /// (0: no cap).
     pub max_expansion_words: usize,
     /// Words written on days of their own join T before the expansion, with their own salience
-    /// ([`crate::episodes::bursty`]; off by default).
+    /// ([`crate::episodes::dated_words`]; off by default).
     pub dated: bool,
 }
 

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use super::episode_floor::split_cores;
 use super::event::{EpisodeSpec, EventInput};
-use super::floor::split_cores;
 use super::params::{Candidates, EpisodeParams};
 use super::preparation::{by_salience, Prepared};
 use super::selection::{select_episodes, Selection};
-use super::{classify, join, phases, termspace, uncovered};
+use super::{classify, join, phases, termspace, uncovered_groups};
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode, LeftOut};
 
@@ -273,7 +273,7 @@ pub struct WithoutLlm {
 /// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
 /// episodes ([`cluster_episodes`]), every segment classified against them ([`select_episodes`]);
 /// with `params.cover`, the dense groups of salient segments that no kept episode covers
-/// ([`uncovered`]) become episodes of their own, beside the kept ones, which they leave as they
+/// ([`uncovered_groups`]) become episodes of their own, beside the kept ones, which they leave as they
 /// are ([`Selection::add_kept`]).
 pub fn episodes_without_llm(
     input: &EventInput,
@@ -300,7 +300,8 @@ pub fn episodes_without_llm(
     }
     if params.cover {
         steps.stage("uncovered groups", 0);
-        let groups = uncovered::dense_uncovered_groups(input, &prepared.scores, &selection, params);
+        let groups =
+            uncovered_groups::dense_uncovered_groups(input, &prepared.scores, &selection, params);
         if !groups.is_empty() {
             tracing::debug!(
                 "{}: {} uncovered group(s) of {:?} segments become episodes",

@@ -5,22 +5,22 @@
 //!
 //! Each stage is a plain function in its own module: the settings in [`params`], §3–§4's glue in
 //! [`preparation`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
-//! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`floor`],
+//! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`episode_floor`],
 //! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], the
 //! optional rules that keep a classified episode in [`keep_rules`], the optional joining of kept
 //! episodes in [`join`] and the optional episodes of tight groups no episode covers in
-//! [`uncovered`] (issue 45). The types they share (one event's input and what comes of it) are
+//! [`uncovered_groups`] (issue 45). The types they share (one event's input and what comes of it) are
 //! in [`event`].
 
 pub mod assignment;
-pub mod bursty;
 pub mod candidates;
 pub mod classify;
-pub mod dated;
-pub mod distinct;
+pub mod dated_candidates;
+pub mod dated_words;
+pub mod distinct_candidates;
+pub mod episode_floor;
 pub mod event;
 pub mod expand;
-pub mod floor;
 pub mod headlines;
 pub mod join;
 pub mod keep_rules;
@@ -32,13 +32,13 @@ pub mod phases;
 pub mod preparation;
 pub mod selection;
 pub mod termspace;
-pub mod uncovered;
+pub mod uncovered_groups;
 
 pub use assignment::{
     assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, WithoutLlm,
 };
+pub use episode_floor::split_cores;
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};
-pub use floor::split_cores;
 pub use params::{Candidates, EpisodeParams, CORE_TOP, DEFAULT_MAX_FRAGMENTS, DEFAULT_MAX_RANKED};
 pub use preparation::{prepare, Prepared};
 pub use selection::Dropped;
@@ -48,7 +48,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::classify::ConfidenceRule;
-    use super::floor::restore_floor;
+    use super::episode_floor::restore_floor;
     use super::*;
     use crate::progress::steps::Steps;
     use crate::tables::Segment;
@@ -309,7 +309,7 @@ mod tests {
             Some(&8)
         );
         let scores = vec![1.0; segments.len()];
-        let groups = uncovered::dense_uncovered_groups(&input, &scores, &selection, &params);
+        let groups = uncovered_groups::dense_uncovered_groups(&input, &scores, &selection, &params);
         assert_eq!(groups, vec![(20..28).collect::<Vec<usize>>()]);
         let added = vec![spec(vec![0.0, 0.0, 1.0, 0.0])];
         selection.add_kept(&input, &added, &groups, &params);
@@ -328,7 +328,10 @@ mod tests {
         }
         let input = input_of(&two, &vectors, &embeddings);
         let selection = selection::select_episodes(&input, &all[..2], &params, &Steps::quiet());
-        assert!(uncovered::dense_uncovered_groups(&input, &scores, &selection, &params).is_empty());
+        assert!(
+            uncovered_groups::dense_uncovered_groups(&input, &scores, &selection, &params)
+                .is_empty()
+        );
     }
 
     #[test]

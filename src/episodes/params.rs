@@ -95,17 +95,17 @@ pub struct EpisodeParams {
     /// Coverage (issue 45; default off, see docs/quality.md): after §6, the dense groups of
     /// salient segments that no kept episode covers, each as tight as the loosest kept episode,
     /// become episodes of their own beside the kept ones, past `max_episodes` if need be
-    /// ([`super::uncovered`]).
+    /// ([`super::uncovered_groups`]).
     pub cover: bool,
     /// Distinct candidates come back (issue 45; default off, see docs/quality.md): after the
     /// cohesion, size and core rules, a dropped candidate whose members are set apart from the
     /// kept episodes at least as clearly as the least distinct kept episode's are from the
-    /// others is kept again ([`super::distinct`]), before the floor and the cap.
+    /// others is kept again ([`super::distinct_candidates`]), before the floor and the cap.
     pub distinct: bool,
     /// Candidates told on their own days come back (issue 45; see docs/quality.md): after the
     /// cohesion, size and core rules, a dropped candidate whose articles' dates overlap the
     /// event's less than random sets of as many articles do (a permutation test at 5%) is kept
-    /// again ([`super::dated`]), before the floor and the cap.
+    /// again ([`super::dated_candidates`]), before the floor and the cap.
     pub dated: bool,
     /// Join kept episodes after classification (issue 45; default `none`, see
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ

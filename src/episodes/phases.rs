@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use super::dated::{histogram, overlap};
+use super::dated_candidates::{histogram, overlap};
 use super::join;
 
 /// The share of their dates two episodes have in common, ½ or more for one phase.

@@ -169,8 +169,9 @@ fn fragment_candidates(
     let ranks = candidates::article_ranks(fragments, scores);
     let top = if params.top_by_day {
         // Each article's date.
-        let dates: BTreeMap<u32, Option<i32>> =
-            super::dated::segment_articles(segs).into_iter().collect();
+        let dates: BTreeMap<u32, Option<i32>> = super::dated_candidates::segment_articles(segs)
+            .into_iter()
+            .collect();
         candidates::top_articles_by_day(
             &ranks,
             &dates,

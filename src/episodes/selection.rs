@@ -2,10 +2,10 @@
 //! eq. 2) and the rules that keep an episode — `min_segments`, cohesion, size, core, the floor,
 //! the cap and carry — each dropped candidate with the rule that dropped it ([`Selection`]).
 
+use super::episode_floor::{apply_floor, core_mean, top_core};
 use super::event::{EpisodeSpec, EventInput};
-use super::floor::{apply_floor, core_mean, top_core};
 use super::params::EpisodeParams;
-use super::{classify, dated, distinct, keep_rules, termspace};
+use super::{classify, dated_candidates, distinct_candidates, keep_rules, termspace};
 use crate::progress::steps::Steps;
 
 /// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
@@ -73,7 +73,7 @@ impl Selection {
 
     /// Adds `groups` (segment indices, none of them in a kept episode) as kept episodes with
     /// vectors `specs`, each holding exactly its group's segments, ranked as the others
-    /// (`params.rank`): coverage's episodes ([`super::uncovered`]). The kept episodes and their
+    /// (`params.rank`): coverage's episodes ([`super::uncovered_groups`]). The kept episodes and their
     /// segments stay as they are.
     pub fn add_kept(
         &mut self,
@@ -175,7 +175,7 @@ fn mark(dropped: &mut [Option<Dropped>], kept: &[bool], why: Dropped) {
 /// drops episodes with fewer than `min_segments` segments, then those below the cohesion rule
 /// (`params.cohesion`), then those below the size rule (`params.size`) and the core rule
 /// (`params.core`), brings tight dropped ones back up to `params.min_episodes`
-/// (`floor::apply_floor`) and keeps `params.max_episodes` of them, the tightest or largest
+/// (`episode_floor::apply_floor`) and keeps `params.max_episodes` of them, the tightest or largest
 /// (`params.cap_by`). Each dropped candidate keeps the rule that dropped it
 /// ([`Selection::dropped`]).
 pub fn select_episodes(
@@ -279,8 +279,8 @@ pub fn select_episodes(
 
 /// What comes back after the relative rules: with `params.distinct`, the candidates those rules
 /// dropped that are as distinct from the kept episodes as the least distinct kept one
-/// ([`distinct::restore_distinct`]); with `params.dated`, those told on their own days
-/// ([`dated::restore_dated`]); then the floor ([`apply_floor`]). What comes back is no
+/// ([`distinct_candidates::restore_distinct`]); with `params.dated`, those told on their own days
+/// ([`dated_candidates::restore_dated`]); then the floor ([`apply_floor`]). What comes back is no
 /// longer marked dropped.
 fn bring_back(
     kept: &mut [bool],
@@ -296,7 +296,13 @@ fn bring_back(
             .iter()
             .map(|d| matches!(d, Some(Dropped::Cohesion | Dropped::Size | Dropped::Core)))
             .collect();
-        let back = distinct::restore_distinct(kept, &relative, input.embeddings, vectors, members);
+        let back = distinct_candidates::restore_distinct(
+            kept,
+            &relative,
+            input.embeddings,
+            vectors,
+            members,
+        );
         tracing::debug!("distinct candidates back: {back:?}");
     }
     if params.dated {
@@ -307,8 +313,8 @@ fn bring_back(
                 !k && matches!(d, Some(Dropped::Cohesion | Dropped::Size | Dropped::Core))
             })
             .collect();
-        let articles = dated::segment_articles(input.segments);
-        let back = dated::restore_dated(kept, &relative, &articles, members);
+        let articles = dated_candidates::segment_articles(input.segments);
+        let back = dated_candidates::restore_dated(kept, &relative, &articles, members);
         tracing::debug!("candidates on their own days back (candidate, shared, p): {back:?}");
     }
     apply_floor(kept, members, core_of, params);

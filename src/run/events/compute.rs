@@ -195,10 +195,10 @@ pub(in crate::run) fn term_set(
 }
 
 /// `rows` with the words written on days of their own in T (`terms.dated`,
-/// [`crate::episodes::bursty`]); the debug log lists them.
+/// [`crate::episodes::dated_words`]); the debug log lists them.
 fn dated_terms(segs: &[Segment], rows: &[Term], texts: &[&str]) -> Vec<Term> {
-    let articles = crate::episodes::dated::segment_articles(segs);
-    let joined = crate::episodes::bursty::dated_terms(rows, texts, &articles);
+    let articles = crate::episodes::dated_candidates::segment_articles(segs);
+    let joined = crate::episodes::dated_words::dated_terms(rows, texts, &articles);
     tracing::debug!(
         "{}: {} words written on days of their own join T: {}",
         segs.first().map_or("", |s| s.key_event.as_str()),

@@ -58,7 +58,7 @@ pub(super) fn article_dates(
     (dates, event)
 }
 
-/// Each segment's article and date, as `episodes.dated` and [`super::bursty`] read them.
+/// Each segment's article and date, as `episodes.dated` and [`super::dated_words`] read them.
 pub fn segment_articles(segments: &[crate::tables::Segment]) -> Vec<(u32, Option<i32>)> {
     segments.iter().map(|s| (s.doc_id, s.doc_date)).collect()
 }
@@ -99,7 +99,7 @@ const DRAWS: usize = 199;
 /// The test's level: a candidate comes back when at most this share of the null's draws (with
 /// the candidate itself, as a permutation test counts it) lie as far from the event's dates.
 const LEVEL: f64 = 0.05;
-/// A candidate of fewer dated articles is not tested (coverage's bound, [`super::uncovered`]).
+/// A candidate of fewer dated articles is not tested (coverage's bound, [`super::uncovered_groups`]).
 const MIN_ARTICLES: usize = 3;
 
 /// One dated candidate: its index, its articles' overlap with the event's dates and the test's

@@ -25,8 +25,8 @@ use rayon::prelude::*;
 
 use super::classify;
 use super::classify::mean_pairwise_cosine;
+use super::episode_floor::core_mean;
 use super::event::EventInput;
-use super::floor::core_mean;
 use super::params::{EpisodeParams, CORE_TOP};
 use super::selection::Selection;
 use super::termspace::lower_bound;
