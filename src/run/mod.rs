@@ -3,7 +3,7 @@
 //! files) is the run folder's contract, in [`crate::run_folder`], which `eval` and `report` read
 //! too.
 //!
-//! Two rooms. The process: the statistics dataflow (§1–§2, timely workers over threads and
+//! Two parts. The process: the statistics dataflow (§1–§2, timely workers over threads and
 //! processes, `crate::stats`), then the per-event pipeline, then the commit (`assemble`):
 //! process 0 streams the final tables from the checkpoints, one event at a time, to their names,
 //! and writes `run.json`, which lists every table with its sha256 and row count, last; with the

@@ -1,4 +1,4 @@
-//! The history of an `--out` (issue 39), in one room: the names of its files, its part of
+//! The history of an `--out` (issue 39), in one module: the names of its files, its part of
 //! `run.json` (here; what the report reads), and its reading before a run and writing at the
 //! commit ([`writer`]), with its errors ([`HistoryError`]). How one run's episodes are matched
 //! to the previous run's is a part of its own, [`crate::lineage`] (the episodes' carry and the
