@@ -20,7 +20,7 @@
 //!   checkpoints, the commit, the history — its files and their writing at the commit —, the
 //!   summary a run prints), read by the engine
 //!   and the commands alike;
-//! - the commands' engines: [`encode`], [`run`] (the engine of the whole pipeline), [`eval`]
+//! - the commands' engines: [`encode_file`], [`run`] (the engine of the whole pipeline), [`eval`]
 //!   (paper appendix C), [`report`] (the HTML page of a run), [`baseline`], [`synth`] and
 //!   [`demo`] (the built-in default run);
 //! - the commands: [`cli`] parses them and [`commands`] runs each, returning a typed outcome
@@ -37,7 +37,7 @@ pub mod corpus;
 pub mod coverage;
 pub mod demo;
 pub mod digest;
-pub mod encode;
+pub mod encode_file;
 pub mod encoder;
 pub mod episodes;
 pub mod error_line;

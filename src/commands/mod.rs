@@ -3,11 +3,11 @@
 //! prints, and whether it was [`partial`](CommandOutcome::partial) (exit code 3). The binary
 //! (`src/main.rs`) parses, calls [`dispatch`], prints and maps the outcome to an exit code.
 //!
-//! - [`corpus`]: `import`, `synth`, `background build|fetch`, `models fetch`, `schemas`;
+//! - [`inputs`]: `import`, `synth`, `background build|fetch`, `models fetch`, `schemas`;
 //! - [`pipeline`]: `run`, `stats`, `encode`, `demo`, `baseline kmeans|hdbscan`;
 //! - [`results`]: `eval`, `report`.
 
-pub mod corpus;
+pub mod inputs;
 mod outcome;
 pub mod pipeline;
 pub mod results;
@@ -19,18 +19,18 @@ use crate::cli::{BackgroundCommand, BaselineCommand, Command, ModelsCommand};
 /// Runs one parsed command.
 pub async fn dispatch(command: Command) -> Result<Box<dyn CommandOutcome>, CommandError> {
     Ok(match command {
-        Command::Import(args) => Box::new(corpus::import(args).await?),
-        Command::Synth(args) => Box::new(corpus::synth(args).await?),
+        Command::Import(args) => Box::new(inputs::import(args).await?),
+        Command::Synth(args) => Box::new(inputs::synth(args).await?),
         Command::Background(BackgroundCommand::Build(args)) => {
-            Box::new(corpus::background_build(args).await?)
+            Box::new(inputs::background_build(args).await?)
         }
         Command::Background(BackgroundCommand::Fetch(args)) => {
-            Box::new(corpus::background_fetch(args).await?)
+            Box::new(inputs::background_fetch(args).await?)
         }
         Command::Models(args) => match args.command {
-            ModelsCommand::Fetch(args) => Box::new(corpus::models_fetch(args).await?),
+            ModelsCommand::Fetch(args) => Box::new(inputs::models_fetch(args).await?),
         },
-        Command::Schemas(args) => Box::new(corpus::schemas(args).await?),
+        Command::Schemas(args) => Box::new(inputs::schemas(args).await?),
         Command::Run(args) => Box::new(pipeline::run(args).await?),
         Command::Stats(args) => Box::new(pipeline::stats(args).await?),
         Command::Encode(args) => Box::new(pipeline::encode(args).await?),

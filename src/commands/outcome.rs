@@ -65,7 +65,7 @@ pub enum CommandError {
     Fetch(#[from] crate::models::FetchError),
     /// `encode`.
     #[error(transparent)]
-    Encode(#[from] crate::encode::EncodeError),
+    Encode(#[from] crate::encode_file::EncodeError),
     /// `baseline`.
     #[error(transparent)]
     Baseline(#[from] crate::baseline::BaselineError),

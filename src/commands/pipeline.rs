@@ -8,7 +8,7 @@ use crate::encoder::ShapePolicy;
 use crate::grouping::density::DensityParams;
 use crate::grouping::umap::UmapParams;
 use crate::models;
-use crate::{baseline, demo as synthetic_demo, encode as encoding, eval, stats as term_stats};
+use crate::{baseline, demo as synthetic_demo, encode_file as encoding, eval, stats as term_stats};
 
 /// How `epimine run` ended: process 0 has the run's outcome, other processes none.
 pub struct RunFinished(pub Option<crate::run::RunOutcome>);

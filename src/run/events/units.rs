@@ -62,7 +62,7 @@ impl Encoders {
         config: &crate::job::EncoderConfig,
     ) -> Result<Self, crate::encoder::EncoderError> {
         let options = config.options();
-        let load = |dir| crate::encode::load_encoder(dir, config);
+        let load = |dir| crate::encode_file::load_encoder(dir, config);
         let started = std::time::Instant::now();
         let encoders = Self {
             words: load(words)?,
