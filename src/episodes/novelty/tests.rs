@@ -85,6 +85,17 @@ fn view(
     members: &[usize],
     previous: &[Vec<usize>],
 ) -> (NoveltyReport, Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
+    view_episodes(embeddings, arrived, &[members.to_vec()], previous)
+}
+
+/// The novelty view over the kept episodes `kept` (each its members in rank order), the rest
+/// left out.
+fn view_episodes(
+    embeddings: &[Vec<f32>],
+    arrived: &[bool],
+    kept: &[Vec<usize>],
+    previous: &[Vec<usize>],
+) -> (NoveltyReport, Vec<Episode>, Vec<Assignment>, Vec<LeftOut>) {
     let segs = segments(embeddings.len());
     let vectors = HashMap::new();
     let input = EventInput {
@@ -95,7 +106,7 @@ fn view(
         embeddings,
         carried: &[],
     };
-    let (mut episodes, mut assignments, mut left_out) = rows_of(&segs, members);
+    let (mut episodes, mut assignments, mut left_out) = rows_of_episodes(&segs, kept);
     let keywords = |groups: &[Vec<usize>]| -> Vec<Vec<String>> {
         (0..groups.len()).map(|g| vec![format!("k{g}")]).collect()
     };
@@ -115,6 +126,17 @@ fn view(
     (report, episodes, assignments, left_out)
 }
 
+/// The articles of episode `e` in `assignments`, ascending.
+fn doc_ids_of(assignments: &[Assignment], e: u32) -> Vec<u32> {
+    let mut d: Vec<u32> = assignments
+        .iter()
+        .filter(|a| a.episode_id == e)
+        .map(|a| a.doc_id)
+        .collect();
+    d.sort();
+    d
+}
+
 #[test]
 fn todays_development_inside_an_old_episode_becomes_an_episode_of_its_own() {
     // 20 old segments along axis 0 (one episode), then today: 6 along axis 0 (the same
@@ -132,15 +154,7 @@ fn todays_development_inside_an_old_episode_becomes_an_episode_of_its_own() {
         "{report:?}"
     );
     assert_eq!(episodes.len(), 2);
-    let of = |e: u32| -> Vec<u32> {
-        let mut d: Vec<u32> = assignments
-            .iter()
-            .filter(|a| a.episode_id == e)
-            .map(|a| a.doc_id)
-            .collect();
-        d.sort();
-        d
-    };
+    let of = |e: u32| doc_ids_of(&assignments, e);
     assert_eq!(of(0), (0..26).collect::<Vec<u32>>(), "old content stays");
     assert_eq!(
         of(1),
@@ -248,45 +262,11 @@ fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
         (10..18).collect(),
         (18..20).chain(23..33).collect(),
     ];
-    let segs = segments(33);
-    let vectors = HashMap::new();
-    let input = EventInput {
-        segments: &segs,
-        terms: Vec::new(),
-        pairs: Vec::new(),
-        word_vectors: &vectors,
-        embeddings: &embeddings,
-        carried: &[],
-    };
-    let (mut episodes, mut assignments, mut left_out) = rows_of_episodes(&segs, &kept);
-    let keywords = |groups: &[Vec<usize>]| -> Vec<Vec<String>> {
-        (0..groups.len()).map(|g| vec![format!("k{g}")]).collect()
-    };
-    let report = novelty_view(
-        &input,
-        &keywords,
-        &EpisodeParams::default(),
-        &arrived,
-        &previous,
-        0,
-        Rows {
-            episodes: &mut episodes,
-            assignments: &mut assignments,
-            left_out: &mut left_out,
-        },
-    );
+    let (report, episodes, assignments, _) = view_episodes(&embeddings, &arrived, &kept, &previous);
     // The two pieces are one again; today's axis-1 articles (an episode with two recaps of
     // yesterday's, not a piece of it) stay apart from it.
     assert_eq!(report.rejoined, 1, "{report:?}");
-    let of = |e: u32| -> Vec<u32> {
-        let mut d: Vec<u32> = assignments
-            .iter()
-            .filter(|a| a.episode_id == e)
-            .map(|a| a.doc_id)
-            .collect();
-        d.sort();
-        d
-    };
+    let of = |e: u32| doc_ids_of(&assignments, e);
     assert_eq!(of(0), (0..18).chain(20..23).collect::<Vec<u32>>());
     assert_eq!(episodes[0].n_segments, 21);
     let today: BTreeSet<u32> = assignments
