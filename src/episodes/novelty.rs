@@ -425,20 +425,29 @@ fn rejoin(
 ) -> usize {
     let mut joined = 0;
     let mut taken = vec![false; members.len()];
+    // Each episode's old segments; only taken episodes change below, and they are not pieces.
+    let old: Vec<usize> = members
+        .iter()
+        .map(|m| m.iter().filter(|&&s| !arrived[s]).count())
+        .collect();
     for p in previous {
-        let held: BTreeSet<usize> = p.iter().copied().collect();
-        let mut pieces: Vec<(usize, usize)> = Vec::new();
-        for (e, m) in members.iter().enumerate() {
-            let from_p = m.iter().filter(|s| held.contains(s)).count();
-            let old = m.iter().filter(|&&s| !arrived[s]).count();
-            if !taken[e]
-                && from_p >= 2
-                && from_p * 2 > old
-                && from_p as f64 >= crate::lineage::MIN_SHARE * m.len() as f64
-            {
-                pieces.push((from_p, e));
+        // How many of p's segments each episode holds, through `home`: linear in p.
+        let mut from_p: BTreeMap<usize, usize> = BTreeMap::new();
+        for &s in p {
+            if let Some(e) = home[s] {
+                *from_p.entry(e).or_default() += 1;
             }
         }
+        let mut pieces: Vec<(usize, usize)> = from_p
+            .into_iter()
+            .filter(|&(e, n)| {
+                !taken[e]
+                    && n >= 2
+                    && n * 2 > old[e]
+                    && n as f64 >= crate::lineage::MIN_SHARE * members[e].len() as f64
+            })
+            .map(|(e, n)| (n, e))
+            .collect();
         if pieces.len() < 2 {
             continue;
         }
