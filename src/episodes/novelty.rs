@@ -8,12 +8,14 @@
 //! Over the episodes §6 kept (a fresh run's, unchanged before this step):
 //! 0a. **Kept whole.** A previous run's episode that the fresh run cut into pieces made mostly
 //!    of it (a piece holds at least two of its segments, they are most of the piece's old
-//!    segments and at least [`crate::lineage::MIN_SHARE`] of the piece) is one episode again:
-//!    the pieces are joined into the one holding most of it. The relative cuts, judged against
-//!    an event that grew, split a development told yesterday into pure pieces (on the fed
-//!    stories, most phases found one day and lost the next were split so); a reader following
-//!    it keeps one episode and one id. A piece made mostly of today's articles or of another
-//!    episode's old ones is not joined, so today's developments stay apart (1.–3.).
+//!    segments, and they are at least [`crate::lineage::MIN_SHARE`] of the piece or the piece
+//!    [continues](continuation) it) is one episode again: the pieces are joined into the one
+//!    holding most of it. The relative cuts, judged against an event that grew, split a
+//!    development told yesterday into pure pieces (on the fed stories, most phases found one day
+//!    and lost the next were split so, and a development that grew threefold in a day into
+//!    pieces mostly of today's articles); a reader following it keeps one episode and one id. A
+//!    piece made mostly of another episode's old segments, or of today's articles that do not
+//!    continue it, is not joined, so today's developments stay apart (1.–3.).
 //! 0. **Told on.** A previous run's episode that no kept episode continues (none shares
 //!    [`crate::lineage::MIN_SHARE`] of either's segments with it, the lineage's own link) is
 //!    told on as an episode (`source = "carried"`) of its segments that are left out or lie
@@ -179,7 +181,7 @@ pub fn novelty_view(
     };
     // 0a. Yesterday's episodes that the fresh run cut into pieces made mostly of them are one
     // again.
-    report.rejoined = rejoin(previous, &mut members, &mut home, arrived);
+    report.rejoined = rejoin(segs, &units, previous, &mut members, &mut home, arrived);
     // 0. Yesterday's episodes that no kept episode continues are told on.
     for g in restored(previous, &members, &home, &units) {
         if enough(&g) && classify::mean_pairwise_cosine(input.embeddings, &g) >= cohesion {
@@ -414,15 +416,20 @@ fn restored(
 
 /// Joins the kept episodes that are pieces of one previous episode (in `previous` order, each
 /// kept episode joined at most once): a piece holds at least two of its segments, they are most
-/// of the piece's old segments (from articles there before) and at least
-/// [`crate::lineage::MIN_SHARE`] of the piece. The pieces go into the one holding most of it
+/// of the piece's old segments (from articles there before), and they are at least
+/// [`crate::lineage::MIN_SHARE`] of the piece or the piece continues it ([`continuation`]: a
+/// development grown with today's articles). The pieces go into the one holding most of it
 /// (the first on ties), in rank order after its own. Returns how many were joined into another.
 fn rejoin(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
     previous: &[Vec<usize>],
     members: &mut [Vec<usize>],
     home: &mut [Option<usize>],
     arrived: &[bool],
 ) -> usize {
+    let told = continuation::told(segs, units, previous);
+    let continues = |m: &[usize], p: usize| continuation::closest(units, &told, m) == Some(p);
     let mut joined = 0;
     let mut taken = vec![false; members.len()];
     // Each episode's old segments; only taken episodes change below, and they are not pieces.
@@ -430,7 +437,7 @@ fn rejoin(
         .iter()
         .map(|m| m.iter().filter(|&&s| !arrived[s]).count())
         .collect();
-    for p in previous {
+    for (i, p) in previous.iter().enumerate() {
         // How many of p's segments each episode holds, through `home`: linear in p.
         let mut from_p: BTreeMap<usize, usize> = BTreeMap::new();
         for &s in p {
@@ -444,7 +451,8 @@ fn rejoin(
                 !taken[e]
                     && n >= 2
                     && n * 2 > old[e]
-                    && n as f64 >= crate::lineage::MIN_SHARE * members[e].len() as f64
+                    && (n as f64 >= crate::lineage::MIN_SHARE * members[e].len() as f64
+                        || continues(&members[e], i))
             })
             .map(|(e, n)| (n, e))
             .collect();
@@ -668,5 +676,6 @@ fn rebuild(
         .sort_by_key(|a| (a.trial, a.episode_id, a.rank));
 }
 
+mod continuation;
 #[cfg(test)]
 mod tests;

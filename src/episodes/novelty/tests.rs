@@ -284,3 +284,66 @@ fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
         .collect();
     assert_eq!(ranks, (0..21).collect::<Vec<u32>>());
 }
+
+#[test]
+fn a_development_grown_threefold_overnight_is_kept_whole() {
+    // Yesterday: P, 8 segments along axis 0, and Q, 6 along axis 2. Today 18 more arrived along
+    // axis 0 and 10 along axis 1. The fresh run cut P's development into two pieces made mostly
+    // of today's articles (3 of P's and 9 new each: P's share 0.25, under MIN_SHARE) and put
+    // today's axis-1 articles with P's 2 other segments (recaps).
+    let mut embeddings: Vec<Vec<f32>> = (0..8).map(|i| along(0, i)).collect();
+    embeddings.extend((0..6).map(|i| along(2, i)));
+    // Today's axis-0 segments all lie where P's centre does, so step 1 matches them all.
+    embeddings.extend((0..18).map(|_| along(0, 1)));
+    embeddings.extend((0..10).map(|i| along(1, i)));
+    let arrived: Vec<bool> = (0..42).map(|s| s >= 14).collect();
+    let previous = vec![(0..8).collect::<Vec<usize>>(), (8..14).collect()];
+    let kept = vec![
+        (0..3).chain(14..23).collect::<Vec<usize>>(),
+        (3..6).chain(23..32).collect(),
+        (8..14).collect(),
+        (6..8).chain(32..42).collect(),
+    ];
+    let (report, _, assignments, _) = view_episodes(&embeddings, &arrived, &kept, &previous);
+    // The two pieces continue P (their centre is as close to P as P's halves are to each other,
+    // far closer than Q is): one episode again. The axis-1 piece holds only P's segments among
+    // its old ones too, but its centre is another development's: it is not joined.
+    assert_eq!(report.rejoined, 1, "{report:?}");
+    let of = |e: u32| doc_ids_of(&assignments, e);
+    assert_eq!(of(0), (0..6).chain(14..32).collect::<Vec<u32>>());
+    let axis1: BTreeSet<u32> = assignments
+        .iter()
+        .filter(|a| a.doc_id >= 32)
+        .map(|a| a.episode_id)
+        .collect();
+    assert_eq!(axis1.len(), 1, "today's other development in one episode");
+    assert!(!axis1.contains(&0));
+}
+
+#[test]
+fn the_continuation_test_tells_a_development_grown_from_one_beside_it() {
+    let embeddings: Vec<Vec<f32>> = (0..8)
+        .map(|i| along(0, i))
+        .chain((0..8).map(|i| along(2, i)))
+        .chain((0..8).map(|i| along(0, i + 1)))
+        .chain((0..8).map(|i| along(1, i)))
+        .collect();
+    let segs = segments(embeddings.len());
+    let every: Vec<usize> = (0..segs.len()).collect();
+    let units = classify::unit_vectors(&embeddings, &every);
+    let previous = vec![
+        (0..8).collect::<Vec<usize>>(),
+        (8..16).collect(),
+        vec![0, 1, 2],
+    ];
+    let told = continuation::told(&segs, &units, &previous);
+    // The third previous episode has fewer than MIN_ARTICLES articles: not judged.
+    assert_eq!(told.len(), 2);
+    let today_p: Vec<usize> = (16..24).collect();
+    let today_other: Vec<usize> = (24..32).collect();
+    assert_eq!(continuation::closest(&units, &told, &today_p), Some(0));
+    assert_eq!(continuation::closest(&units, &told, &today_other), None);
+    // A quarter of P and three quarters of another development: not P's.
+    let mixed: Vec<usize> = (16..18).chain(24..30).collect();
+    assert_eq!(continuation::closest(&units, &told, &mixed), None);
+}
