@@ -29,9 +29,13 @@ pyarrow (python3 -m venv v && v/bin/pip install pyarrow).
         (the same --out every day, so episodes are followed), score days 1..d. From day 2 it
         also prints the phases that ARRIVE that day (>= 2/3 of all their >= 15 articles come in
         that day's batch), whether each is TOLD ON ITS DAY (one episode holds >= half of it, is
-        mostly it, and has status `new`) or what missed it (in no episode and the left-out
-        reasons of its segments, split, absorbed, or the status it got), and how many `new`
-        flags are honest (>= half of the episode's articles came that day). WORK/corpus,
+        mostly it, and has status `new`), TOLD THE DAY BEFORE and grown on its day (that
+        episode has the stable id of a previous run's episode mostly it: the development was
+        told while still small, and today's articles grow it) or what missed it (in no episode
+        and the left-out reasons of its segments, split, absorbed, or the status it got), and
+        how many `new` flags are honest (>= half of the episode's articles came that day); the
+        last lines count both ways of being told. The run-folder readers are in
+        fed_stories_tables.py beside this file. WORK/corpus,
         WORK/run and WORK/logs are made afresh. Exit 0 unless a command fails.
     python3 scripts/quality/fed_stories.py fresh --truth-dir /tmp/fed1 [--truth-dir /tmp/fed2 ...] \
         --bin target/release/epimine --work /tmp/fedfresh [--background BG] [-- extra run args]
@@ -71,6 +75,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fed_stories_kinds import (  # noqa: E402  (the templates, beside this file)
     BYLINES, COUNTRY_A, COUNTRY_B, FIRST, KINDS, LAST, NOISE, PLACES, TOWN_A, TOWN_B)
 import fed_stories_studies  # noqa: E402  (`oracle` and `days`, beside this file)
+from fed_stories_tables import (  # noqa: E402  (the run folder's tables, beside this file)
+    homes, id_meanings, left_out_reasons, mostly_before, new_flags, statuses, told_before)
 
 MIN_PHASE = 15  # phases smaller than this (among the counted rows) are not scored
 SMALL_PHASE = 30  # `fresh` counts the phases of at most this many articles apart
@@ -417,84 +423,20 @@ def fresh(args, extra):
 ARRIVES = 2 / 3  # a phase arrives on a day when at least this share of its articles come that day
 
 
-def statuses(run):
-    """(event, episode_id) -> status of trial 0 (episodes.parquet)."""
-    import pyarrow.parquet as pq
-    path = os.path.join(run, "episodes.parquet")
-    if not os.path.exists(path):
-        return {}
-    t = pq.read_table(path, columns=["key_event", "trial", "episode_id", "status"])
-    return {(r["key_event"], r["episode_id"]): r["status"] for r in t.to_pylist() if r["trial"] == 0}
-
-
-def new_flags(run, truth_rows, day):
-    """The run's `new` episodes (trial 0) and how many are honest: at least half of the episode's
-    articles came in batch `day`. Returns (honest, flagged, [dishonest (event, episode, share)])."""
-    import pyarrow.parquet as pq
-    st = statuses(run)
-    arrived = {r["url"] for r in truth_rows if int(r["day"]) == day}
-    path = os.path.join(run, "episode_articles.parquet")
-    if not os.path.exists(path):
-        return 0, 0, []
-    urls = defaultdict(set)
-    for r in pq.read_table(path, columns=["key_event", "trial", "episode_id", "source_id"]).to_pylist():
-        if r["trial"] == 0:
-            urls[r["key_event"], r["episode_id"]].add(r["source_id"])
-    honest, flagged, bad = 0, 0, []
-    for key, status in sorted(st.items()):
-        if status != "new" or not urls.get(key):
-            continue
-        flagged += 1
-        share = len(urls[key] & arrived) / len(urls[key])
-        if share >= 0.5:
-            honest += 1
-        else:
-            bad.append((key[0], key[1], share))
-    return honest, flagged, bad
-
-
-def id_meanings(run, truth_rows):
-    """(event, stable_id) -> the phase most of its articles (trial 0) belong to."""
-    import pyarrow.parquet as pq
-    path = os.path.join(run, "episode_articles.parquet")
-    if not os.path.exists(path):
-        return {}
-    phase = {r["url"]: r["phase"] for r in truth_rows}
-    votes = defaultdict(Counter)
-    for r in pq.read_table(path, columns=["key_event", "trial", "stable_id", "source_id"]).to_pylist():
-        if r["trial"] == 0 and r["stable_id"] is not None and r["source_id"] in phase:
-            votes[r["key_event"], r["stable_id"]][phase[r["source_id"]]] += 1
-    return {k: max(v.items(), key=lambda kv: (kv[1], kv[0]))[0] for k, v in votes.items()}
-
-
-def left_out_reasons(run, corpus, urls, event):
-    """The most common reason (left_out.parquet) among the segments of `urls` of `event`."""
-    import pyarrow.parquet as pq
-    docs = set()
-    for name in sorted(os.listdir(corpus)):
-        if name.startswith("segments") and name.endswith(".parquet"):
-            for r in pq.read_table(os.path.join(corpus, name), columns=["key_event", "doc_id", "source_id"]).to_pylist():
-                if r["key_event"] == event and r["source_id"] in urls:
-                    docs.add(r["doc_id"])
-    path = os.path.join(run, "left_out.parquet")
-    if not os.path.exists(path):
-        return "-"
-    reasons = Counter(r["reason"] for r in pq.read_table(path, columns=["key_event", "trial", "doc_id", "reason"]).to_pylist()
-                      if r["trial"] == 0 and r["key_event"] == event and r["doc_id"] in docs)
-    return ", ".join(f"{k} {n}" for k, n in reasons.most_common(2)) or "-"
-
-
-def told_on_day(res, run, corpus, truth_rows, day):
+def told_on_day(res, run, corpus, truth_rows, day, yesterday):
     """The phases (>= MIN_PHASE articles in all) that arrive on `day` (>= ARRIVES of all their
     articles, every batch counted, come that day) and, for each, whether the run of that day
     tells it: one episode holds >= half of its articles so far, is mostly it (the `score` rule)
-    and has status `new`. `truth_rows`: every truth row. Returns a list of (event, phase, size,
-    told, why)."""
+    and has status `new` (the issue's rule: told "new"), or has the stable id of the previous
+    run's episode that was mostly it ([`mostly_before`]: told the day before, while still small,
+    and grown on its day: "grown"). `truth_rows`: every truth row; `yesterday`: the previous
+    run's [`homes`]. Returns a list of (event, phase, size, told, why), told "new", "grown" or
+    False."""
     every = defaultdict(Counter)  # (event, phase) -> day -> articles
     for r in truth_rows:
         if r["phase"] != "noise":
             every[r["event"], r["phase"]][int(r["day"])] += 1
-    st = statuses(run)
+    st, ids = statuses(run), statuses(run, "stable_id")
     out = []
     for s in res["stories"]:
         for p in s["phases"]:
@@ -504,7 +446,11 @@ def told_on_day(res, run, corpus, truth_rows, day):
                 continue
             status = st.get((s["event"], p["best_episode"])) if p["best_episode"] is not None else None
             if p["found"] and status == "new":
-                out.append((s["event"], p["phase"], total, True, ""))
+                out.append((s["event"], p["phase"], total, "new", ""))
+                continue
+            mostly = mostly_before(yesterday, truth_rows, s["event"], p["phase"], day)
+            if p["found"] and mostly and ids.get((s["event"], p["best_episode"])) in mostly[2]:
+                out.append((s["event"], p["phase"], total, "grown", f"told the day before, {status} on its day"))
                 continue
             if p["found"]:
                 why = f"status {status}"
@@ -518,45 +464,6 @@ def told_on_day(res, run, corpus, truth_rows, day):
                 why = f"absorbed: purity {p['purity']:.2f} in e{p['best_episode']} (status {status})"
             out.append((s["event"], p["phase"], total, False, why))
     return out
-
-
-def homes(run):
-    """(event, url) -> the set of episodes (trial 0) holding that article in the run's tables."""
-    import pyarrow.parquet as pq
-    path = os.path.join(run, "episode_articles.parquet")
-    out = defaultdict(set)
-    if os.path.exists(path):
-        for r in pq.read_table(path, columns=["key_event", "trial", "episode_id", "source_id"]).to_pylist():
-            if r["trial"] == 0:
-                out[r["key_event"], r["source_id"]].add(r["episode_id"])
-    return out
-
-
-def told_before(yesterday, truth_rows, event, phase, day):
-    """How many of `phase`'s articles before `day` the previous run held in an episode, and in
-    how many episodes: a phase partly told the day before can only grow old episodes."""
-    held = [yesterday.get((event, r["url"]), set()) for r in truth_rows
-            if r["event"] == event and r["phase"] == phase and int(r["day"]) < day]
-    held = [h for h in held if h]
-    return len(held), len(set().union(*held)) if held else 0
-
-
-def mostly_before(yesterday, truth_rows, event, phase, day):
-    """The previous run's episode most made of `phase` (of at least 5 articles, over half of them
-    the phase's): (its articles, the phase's share), or None. A phase such an episode told the
-    day before was found then: today's articles grow it (`grown`), and a `new` episode of them
-    would say a development is new that the previous run already told."""
-    phase_of = {r["url"]: r["phase"] for r in truth_rows if r["event"] == event and int(r["day"]) < day}
-    mix = defaultdict(lambda: [0, 0])
-    for (e, url), eps in yesterday.items():
-        if e != event or url not in phase_of:
-            continue
-        for ep in eps:
-            mix[ep][0] += 1
-            mix[ep][1] += phase_of[url] == phase
-    best = max(((n, k / n) for n, k in mix.values() if n >= 5 and k / n > 0.5),
-               key=lambda x: (x[1], x[0]), default=None)
-    return best
 
 
 def daily(args, extra):
@@ -575,6 +482,7 @@ def daily(args, extra):
     seen, purities, lines = {}, [], []
     meaning, changed = {}, set()  # (event, stable id) -> its phase so far; ids whose phase changed
     arriving, told, honest, flagged, seconds, partly, already = 0, 0, 0, 0, 0.0, 0, 0
+    grown = 0  # arriving phases told the day before and grown on their day under the same id
     yesterday = {}
     for day in range(1, n_days + 1):
         imp = import_cmd(args, os.path.join(args.truth_dir, f"day{day}.csv"), corpus, append=day > 1)
@@ -601,13 +509,15 @@ def daily(args, extra):
         line = (f"day {day}: found {t['found']}/{t['phases']}, purity mean {fmt(t['mean_purity'])} min "
                 f"{fmt(t['min_purity'])}, {t['episodes']} episodes, lost {len(t['lost'])}")
         if day > 1:
-            phases = told_on_day(res, run, corpus, every, day)
+            phases = told_on_day(res, run, corpus, every, day, yesterday)
             h, n, bad = new_flags(run, [r for r in every if int(r["day"]) <= day], day)
             arriving += len(phases)
-            told += sum(p[3] for p in phases)
+            told += sum(p[3] == "new" for p in phases)
+            grown += sum(p[3] == "grown" for p in phases)
             honest += h
             flagged += n
-            line += (f"; arriving {len(phases)}, told on their day {sum(p[3] for p in phases)}; "
+            line += (f"; arriving {len(phases)}, told on their day {sum(p[3] == 'new' for p in phases)}"
+                     f" (and {sum(p[3] == 'grown' for p in phases)} told the day before, grown); "
                      f"new flags honest {h}/{n}")
             for event, phase, size, ok, why in phases:
                 before = told_before(yesterday, every, event, phase, day)
@@ -618,7 +528,8 @@ def daily(args, extra):
                     already += 1
                 said = (f"; an episode of {mostly[0]} articles, {mostly[1]:.2f} of them this phase"
                         if mostly else "; no episode mostly it")
-                print(f"    arrives day {day}: {event}/{phase} ({size}): {'told' if ok else 'MISSED, ' + why}"
+                said_ok = {"new": "told", "grown": "told the day before, grown on its day"}.get(ok)
+                print(f"    arrives day {day}: {event}/{phase} ({size}): {said_ok or 'MISSED, ' + why}"
                       f"; the day before: {before[0]} of its articles there, in {before[1]} episode(s){said}")
             for event, episode, share in bad:
                 print(f"    new but not news: {event} e{episode} ({share:.2f} of its articles arrived)")
@@ -630,6 +541,8 @@ def daily(args, extra):
           f"{fmt(min(purities) if purities else None)}/{fmt(sum(purities) / len(purities) if purities else None)}")
     print(f"arriving phases told on their day: {told} of {arriving}; honest new flags: {honest} of {flagged}; "
           f"ids whose majority phase changed: {len(changed)} of {len(meaning)}; runs {seconds:.1f}s in all")
+    print(f"arriving phases told on their day or, still small, the day before by the episode that "
+          f"grows on their day (same id): {told + grown} of {arriving} ({grown} so)")
     print(f"missed phases partly there the day before (some of their articles in the previous run's "
           f"episodes): {partly} of {arriving - told}; of them told the day before (an episode of "
           f"at least 5 articles, over half of them the phase's): {already}")
