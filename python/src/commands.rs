@@ -68,18 +68,7 @@ pub(crate) fn import_articles(
     date_format: Option<String>,
     timezone: Option<String>,
 ) -> PyResult<String> {
-    let on_error = match on_error.as_deref() {
-        None => None,
-        Some("fail") => Some(OnError::Fail),
-        Some("skip") => Some(OnError::Skip),
-        Some(other) => {
-            return Err(Failure::new(
-                Kind::Input,
-                format!("on_error: `{other}` is neither `fail` nor `skip`"),
-            )
-            .into_py(py))
-        }
-    };
+    let on_error = on_error_of(py, on_error.as_deref())?;
     let overrides = epimine::job::ImportOverrides {
         key_event_column,
         id_column,
@@ -94,17 +83,7 @@ pub(crate) fn import_articles(
     };
     // An append starts from the corpus's own settings (its first import's), as the CLI's.
     let saved = if append {
-        let runtime = epimine::runtime::current_thread()
-            .map_err(|e| Failure::new(Kind::Storage, e.to_string()).into_py(py))?;
-        runtime
-            .block_on(async {
-                // A corpus that is not there: the append itself says so.
-                let Ok(loc) = Location::parse(&out, false) else {
-                    return Ok(None);
-                };
-                articles::saved_config(&loc).await.map_err(Failure::from)
-            })
-            .map_err(|e: Failure| e.into_py(py))?
+        saved_import_config(py, &out)?
     } else {
         None
     };
@@ -152,6 +131,35 @@ pub(crate) fn import_articles(
             })
         })
     })
+}
+
+/// `on_error` as given to `import_articles`: `fail`, `skip` or none.
+fn on_error_of(py: Python<'_>, on_error: Option<&str>) -> PyResult<Option<OnError>> {
+    match on_error {
+        None => Ok(None),
+        Some("fail") => Ok(Some(OnError::Fail)),
+        Some("skip") => Ok(Some(OnError::Skip)),
+        Some(other) => Err(Failure::new(
+            Kind::Input,
+            format!("on_error: `{other}` is neither `fail` nor `skip`"),
+        )
+        .into_py(py)),
+    }
+}
+
+/// The import settings saved in the corpus `out` by its first import (none when it has none).
+fn saved_import_config(py: Python<'_>, out: &str) -> PyResult<Option<articles::ImportConfig>> {
+    let runtime = epimine::runtime::current_thread()
+        .map_err(|e| Failure::new(Kind::Storage, e.to_string()).into_py(py))?;
+    runtime
+        .block_on(async {
+            // A corpus that is not there: the append itself says so.
+            let Ok(loc) = Location::parse(out, false) else {
+                return Ok(None);
+            };
+            articles::saved_config(&loc).await.map_err(Failure::from)
+        })
+        .map_err(|e: Failure| e.into_py(py))
 }
 
 /// `epimine import DATASET_DIR`: a dataset folder into the corpus `out`. Returns `events` and
