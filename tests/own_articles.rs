@@ -146,32 +146,34 @@ fn import_example(dir: &Path) -> PathBuf {
     corpus
 }
 
+/// `epimine run` of `corpus` into `out` with the corpus's own background and `workers` workers.
+fn run_own(corpus: &Path, out: &Path, model: &str, workers: &str) -> std::process::Output {
+    epimine(&[
+        "run",
+        "--corpus",
+        s(corpus),
+        "--out",
+        s(out),
+        "--background",
+        "corpus",
+        "--model",
+        model,
+        "-w",
+        workers,
+    ])
+}
+
 #[test]
 fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     let dir = scratch();
     let corpus = import_example(dir.path());
     let model = tiny_model();
-    let run = |out: &Path, workers: &str| {
-        epimine(&[
-            "run",
-            "--corpus",
-            s(&corpus),
-            "--out",
-            s(out),
-            "--background",
-            "corpus",
-            "--model",
-            &model,
-            "-w",
-            workers,
-        ])
-    };
     let (one, two) = (dir.path().join("one"), dir.path().join("two"));
-    let o = run(&one, "1");
+    let o = run_own(&corpus, &one, &model, "1");
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     // The same bytes with 2 workers, episode_articles included.
-    let o2 = run(&two, "2");
+    let o2 = run_own(&corpus, &two, &model, "2");
     assert!(o2.status.success(), "{}", stderr(&o2));
     for f in OUTPUTS {
         assert!(
@@ -194,11 +196,24 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
         .collect();
     assert_eq!(flood.bg_freq as usize, with_levee.len());
 
-    // What was left out: in the summary, run.json and the report, and it adds up.
-    let episodes: Vec<Episode> = read_rows(&one);
-    let assignments: Vec<Assignment> = read_rows(&one);
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(one.join("run.json")).unwrap()).unwrap();
+    let lines = check_left_out(&one, &segments, &manifest, &out);
+    check_episode_articles(&one, &segments, &manifest);
+    check_report(dir.path(), &one, &corpus, &manifest, &lines);
+    check_without_labels(dir.path(), &corpus, &one, &model);
+}
+
+/// What the run in `run` left out adds up in run.json and its summary `out`; returns its lines.
+fn check_left_out(
+    run: &Path,
+    segments: &[Segment],
+    manifest: &serde_json::Value,
+    out: &str,
+) -> Vec<String> {
+    // What was left out: in the summary, run.json and the report, and it adds up.
+    let episodes: Vec<Episode> = read_rows(run);
+    let assignments: Vec<Assignment> = read_rows(run);
     let mut lines = Vec::new();
     for e in manifest["events"].as_array().unwrap() {
         let event = e["key_event"].as_str().unwrap();
@@ -258,10 +273,15 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     }
     assert!(out.contains("left out: "), "{out}");
     assert!(out.contains("next: epimine report --run"), "{out}");
+    lines
+}
 
+/// `episode_articles.parquet` of the run in `run` is what its assignments and `segments` make.
+fn check_episode_articles(run: &Path, segments: &[Segment], manifest: &serde_json::Value) {
     // Each episode's articles: one row per (episode, article), in the order of each article's
     // best segment, with what the corpus says of the article.
-    let rows: Vec<EpisodeArticle> = read_rows(&one);
+    let assignments: Vec<Assignment> = read_rows(run);
+    let rows: Vec<EpisodeArticle> = read_rows(run);
     assert!(manifest["tables"]
         .as_array()
         .unwrap()
@@ -322,21 +342,30 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
         }
     }
     assert_eq!(seen, rows.len());
+}
 
+/// The report of the run in `run` shows each event's coverage, links and ranks, no confidence.
+fn check_report(
+    dir: &Path,
+    run: &Path,
+    corpus: &Path,
+    manifest: &serde_json::Value,
+    lines: &[String],
+) {
     // The report: what each event leaves out, shares instead of raw confidences, rank in the
     // episode, links to the articles.
-    let html_path = dir.path().join("report.html");
+    let html_path = dir.join("report.html");
     epimine_ok(&[
         "report",
         "--run",
-        s(&one),
+        s(run),
         "--corpus",
-        s(&corpus),
+        s(corpus),
         "--out",
         s(&html_path),
     ]);
     let html = std::fs::read_to_string(&html_path).unwrap();
-    for line in &lines {
+    for line in lines {
         let event = line.split(':').next().unwrap();
         let c = manifest["events"]
             .as_array()
@@ -355,9 +384,12 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     assert!(html.contains("<a href=\"https://news.example.org/"));
     assert!(html.contains(" of the event's)") && html.contains("#1 of "));
     assert!(!html.contains("confidence"), "a raw confidence is shown");
+}
 
+/// Without labels: `eval` says what it needs, the density baseline and its report work.
+fn check_without_labels(dir: &Path, corpus: &Path, run: &Path, model: &str) {
     // No labels: eval says what it needs; the density baseline and its report work.
-    let o = epimine(&["eval", "--corpus", s(&corpus), "--run", s(&one)]);
+    let o = epimine(&["eval", "--corpus", s(corpus), "--run", s(run)]);
     let err = stderr(&o);
     assert!(
         !o.status.success()
@@ -366,16 +398,16 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
             && err.contains("import --articles"),
         "{err}"
     );
-    let hdb = dir.path().join("hdbscan");
+    let hdb = dir.join("hdbscan");
     let said = epimine_ok(&[
         "baseline",
         "hdbscan",
         "--corpus",
-        s(&corpus),
+        s(corpus),
         "--out",
         s(&hdb),
         "--model",
-        &model,
+        model,
         "--reduce",
         "none",
         "--min-cluster-size",
@@ -384,13 +416,13 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
     assert!(said.contains("episode_articles"), "{said}");
     let rows: Vec<EpisodeArticle> = read_rows(&hdb);
     assert!(!rows.is_empty());
-    let page = dir.path().join("hdbscan.html");
+    let page = dir.join("hdbscan.html");
     let said = epimine_ok(&[
         "report",
         "--run",
         s(&hdb),
         "--corpus",
-        s(&corpus),
+        s(corpus),
         "--out",
         s(&page),
     ]);
@@ -402,11 +434,11 @@ fn a_run_against_its_own_articles_reads_them_start_to_finish() {
         "baseline",
         "kmeans",
         "--corpus",
-        s(&corpus),
+        s(corpus),
         "--out",
-        s(&dir.path().join("km")),
+        s(&dir.join("km")),
         "--model",
-        &model,
+        model,
     ]);
     let err = stderr(&o);
     assert!(

@@ -2,24 +2,26 @@
 
 use super::*;
 
+/// One article of the flood as a JSON line.
+fn flood_article(id: &str, day: &str, text: &str) -> String {
+    serde_json::json!({"key_event": "flood", "id": id, "published": day, "title": id, "text": text})
+        .to_string()
+}
+
 #[test]
 fn append_adds_a_feed_without_touching_the_segments_there() {
     let dir = scratch();
     let day1 = dir.path().join("day1.jsonl");
     let day2 = dir.path().join("day2.jsonl");
-    let article = |id: &str, day: &str, text: &str| {
-        serde_json::json!({"key_event": "flood", "id": id, "published": day, "title": id, "text": text})
-            .to_string()
-    };
     std::fs::write(
         &day1,
         [
-            article(
+            flood_article(
                 "a",
                 "2024-05-02",
                 "The river rose overnight. Homes were evacuated.",
             ),
-            article("b", "2024-05-01", "Rain fell for three days. The dam held."),
+            flood_article("b", "2024-05-01", "Rain fell for three days. The dam held."),
         ]
         .join("\n"),
     )
@@ -28,8 +30,8 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
     std::fs::write(
         &day2,
         [
-            article("b", "2024-05-01", "Rain fell for three days. The dam held."),
-            article("c", "2024-04-30", "Forecasters warned of heavy rain."),
+            flood_article("b", "2024-05-01", "Rain fell for three days. The dam held."),
+            flood_article("c", "2024-04-30", "Forecasters warned of heavy rain."),
         ]
         .join("\n"),
     )
@@ -94,14 +96,18 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
     ]);
     assert!(text.contains("nothing new"), "{text}");
     assert!(!corpus.join("segments-000003.parquet").exists());
+    an_append_after_a_removed_batch_keeps_the_later_one(dir.path(), &corpus);
+}
 
+/// Appends batches 3 and 4 to `corpus` (of a, b, c), removes 3, appends 5: 4's articles stay.
+fn an_append_after_a_removed_batch_keeps_the_later_one(dir: &Path, corpus: &Path) {
     // Batches 3 and 4, then batch 3 removed (an undo): the next append is batch 5, and batch 4's
     // articles stay (issue 64 item 1: it counted the files and wrote over batch 4). The gap is
     // said, naming the missing batch.
     let feed = |name: &str, id: &str| {
-        let path = dir.path().join(name);
+        let path = dir.join(name);
         let text = format!("Article {id}: crews worked through the night on the levee.");
-        std::fs::write(&path, article(id, "2024-05-03", &text)).unwrap();
+        std::fs::write(&path, flood_article(id, "2024-05-03", &text)).unwrap();
         path
     };
     for (name, id) in [("day3.jsonl", "d"), ("day4.jsonl", "e")] {
@@ -110,7 +116,7 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
             "--articles",
             s(&feed(name, id)),
             "--out",
-            s(&corpus),
+            s(corpus),
             "--append",
         ]);
     }
@@ -121,7 +127,7 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
         "--articles",
         s(&feed("day5.jsonl", "f")),
         "--out",
-        s(&corpus),
+        s(corpus),
         "--append",
     ]);
     assert!(out.status.success(), "{out:?}");
@@ -132,7 +138,7 @@ fn append_adds_a_feed_without_touching_the_segments_there() {
         fourth
     );
     assert!(corpus.join("segments-000005.parquet").exists());
-    let ids: BTreeSet<String> = block_on(epimine::corpus::read_segments(&loc(&corpus)))
+    let ids: BTreeSet<String> = block_on(epimine::corpus::read_segments(&loc(corpus)))
         .unwrap()
         .into_iter()
         .filter_map(|s| s.source_id)
