@@ -143,17 +143,61 @@ fn example_rows(n: usize) -> (csv::StringRecord, Vec<csv::StringRecord>) {
 fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
     let dir = scratch();
     let (header, rows) = example_rows(60);
-    // Two outlets carry the second paragraph of each of articles 0–5 whole under their own
-    // byline line: with the article holding it first, three articles hold it, so it is copy,
-    // kept in the first, and each outlet's article is made only of copies.
-    let paragraph = |r: &csv::StringRecord| -> String {
-        r[4].lines()
-            .map(str::trim)
-            .filter(|l| l.split_whitespace().count() > 12)
-            .nth(1)
-            .unwrap()
-            .to_string()
-    };
+    let wire = wire_copies(&rows);
+    let write =
+        |name: &str, rows: &[csv::StringRecord]| write_csv(&dir.path().join(name), &header, rows);
+    let corpus = dir.path().join("corpus");
+    let said = import(&write("day1.csv", &rows), &corpus, false);
+    assert!(said.contains("(0 articles made only of copies"), "{said}");
+    // The wire articles come the next day, as an append: the paragraphs they copy are in the
+    // first batch.
+    let said = import(&write("day2.csv", &wire), &corpus, true);
+    assert!(said.contains("(12 articles made only of copies"), "{said}");
+    assert_the_copies_carry_their_paragraphs(&corpus, &rows);
+    // Run: each outlet's article is listed with the episodes holding what it carries, as a
+    // copy of its source, beside that source, and counted in the episode's articles.
+    let out = dir.path().join("out");
+    epimine_ok(&[
+        "run",
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&out),
+        "--model",
+        &tiny_model(),
+        "--background",
+        "corpus",
+    ]);
+    assert_the_copies_are_articles_of_the_episodes(&out);
+    // The page says which episodes outlets carried whole.
+    let page = dir.path().join("report.html");
+    epimine_ok(&[
+        "report",
+        "--run",
+        s(&out),
+        "--corpus",
+        s(&corpus),
+        "--out",
+        s(&page),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("carried whole by"), "no carriers on the page");
+}
+
+/// The second paragraph of an article (of more than 12 words a line).
+fn paragraph(r: &csv::StringRecord) -> String {
+    r[4].lines()
+        .map(str::trim)
+        .filter(|l| l.split_whitespace().count() > 12)
+        .nth(1)
+        .unwrap()
+        .to_string()
+}
+
+/// Two outlets carry the second paragraph of each of articles 0–5 whole under their own
+/// byline line: with the article holding it first, three articles hold it, so it is copy,
+/// kept in the first, and each outlet's article is made only of copies.
+fn wire_copies(rows: &[csv::StringRecord]) -> Vec<csv::StringRecord> {
     let mut wire = Vec::new();
     for (k, r) in rows.iter().take(6).enumerate() {
         for outlet in ["Daily Ledger", "Morning Post"] {
@@ -172,17 +216,13 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
             wire.push(w);
         }
     }
-    let write =
-        |name: &str, rows: &[csv::StringRecord]| write_csv(&dir.path().join(name), &header, rows);
-    let corpus = dir.path().join("corpus");
-    let said = import(&write("day1.csv", &rows), &corpus, false);
-    assert!(said.contains("(0 articles made only of copies"), "{said}");
-    // The wire articles come the next day, as an append: the paragraphs they copy are in the
-    // first batch.
-    let said = import(&write("day2.csv", &wire), &corpus, true);
-    assert!(said.contains("(12 articles made only of copies"), "{said}");
+    wire
+}
+
+/// The append recorded 12 articles of `corpus` as copies, each of its paragraph of `rows`.
+fn assert_the_copies_carry_their_paragraphs(corpus: &Path, rows: &[csv::StringRecord]) {
     let copies: Vec<epimine::tables::CopyArticle> = {
-        let loc = Location::parse(s(&corpus), false).unwrap();
+        let loc = Location::parse(s(corpus), false).unwrap();
         let batches = block_on(loc.read_parquet(
             "copies-000002.parquet",
             &<epimine::tables::CopyArticle as epimine::tables::Table>::schema(),
@@ -192,7 +232,7 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
     };
     assert_eq!(copies.len(), 12);
     let segments = block_on(epimine::corpus::read_segments(
-        &Location::parse(s(&corpus), false).unwrap(),
+        &Location::parse(s(corpus), false).unwrap(),
     ))
     .unwrap();
     let text = |doc: u32, seg: u32| {
@@ -217,21 +257,12 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
             .join(" ");
         assert!(carried.contains(&first_words), "{c:?}: {carried}");
     }
-    // Run: each outlet's article is listed with the episodes holding what it carries, as a
-    // copy of its source, beside that source, and counted in the episode's articles.
-    let out = dir.path().join("out");
-    epimine_ok(&[
-        "run",
-        "--corpus",
-        s(&corpus),
-        "--out",
-        s(&out),
-        "--model",
-        &tiny_model(),
-        "--background",
-        "corpus",
-    ]);
-    let articles: Vec<epimine::tables::EpisodeArticle> = crate::util::read_rows(&out);
+}
+
+/// In the run `out`, the outlets' articles are listed with the episodes holding what they
+/// carry, as copies of their sources, beside them, and counted in the episodes' articles.
+fn assert_the_copies_are_articles_of_the_episodes(out: &Path) {
+    let articles: Vec<epimine::tables::EpisodeArticle> = crate::util::read_rows(out);
     // Every row has its article's instant beside its day (issue 65 item 3).
     for r in &articles {
         let at = r.published_at.expect("an instant");
@@ -254,7 +285,7 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
         );
         assert!(r.source_id.as_deref().unwrap().contains("wire-"));
     }
-    let episodes: Vec<epimine::tables::Episode> = crate::util::read_rows(&out);
+    let episodes: Vec<epimine::tables::Episode> = crate::util::read_rows(out);
     for e in &episodes {
         let listed = articles
             .iter()
@@ -262,17 +293,4 @@ fn outlets_that_carried_agency_copy_whole_are_articles_of_its_episodes() {
             .count();
         assert_eq!(e.n_articles as usize, listed, "{}", e.title);
     }
-    // The page says which episodes outlets carried whole.
-    let page = dir.path().join("report.html");
-    epimine_ok(&[
-        "report",
-        "--run",
-        s(&out),
-        "--corpus",
-        s(&corpus),
-        "--out",
-        s(&page),
-    ]);
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("carried whole by"), "no carriers on the page");
 }

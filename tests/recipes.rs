@@ -76,7 +76,59 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         job["metadata"]["name"]
     );
 
-    // The job file: mounted where the container's arguments name it, from the ConfigMap.
+    let settings = the_mounted_job_file(pod, container, config);
+    // The CronJob that follows stories runs jobs/follow.toml's rules (the dates read, the
+    // novelty view).
+    let follow = m["ConfigMap/epimine-follow-job"]["data"]["job.toml"]
+        .as_str()
+        .expect("the follow CronJob's job file");
+    let follow = epimine::job::Job::from_toml(follow, "follow-cronjob.yaml").unwrap();
+    follow.validate().unwrap();
+    assert!(follow.terms.dated && follow.episodes.dated && follow.episodes.novelty);
+
+    let cluster = &settings.cluster;
+    let env = assert_a_pod_resolves_the_layout(job, service, container, cluster, completions);
+    assert_the_models_secrets_and_resources(&m, pod, container, cluster, &env);
+}
+
+/// The mount path of the container's volume mount `name`.
+fn mount(container: &Value, name: &str) -> String {
+    container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no volume mount {name}"))["mountPath"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The pod's volume `name`.
+fn volume(pod: &Value, name: &str) -> Value {
+    pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no volume {name}"))
+        .clone()
+}
+
+/// The container's environment entry `name`.
+fn env_value(container: &Value, name: &str) -> Value {
+    container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .unwrap_or_else(|| panic!("no env {name}"))
+        .clone()
+}
+
+/// The job file: mounted where the container's arguments name it, from the ConfigMap
+/// `config`; returns it loaded and validated.
+fn the_mounted_job_file(pod: &Value, container: &Value, config: &Value) -> epimine::job::Job {
     let args: Vec<&str> = container["args"]
         .as_array()
         .unwrap()
@@ -85,26 +137,6 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         .collect();
     assert_eq!(args[0], "run");
     let job_path = Path::new(args[1]);
-    let mount = |name: &str| -> String {
-        container["volumeMounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap_or_else(|| panic!("no volume mount {name}"))["mountPath"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let volume = |name: &str| -> Value {
-        pod["volumes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["name"] == name)
-            .unwrap_or_else(|| panic!("no volume {name}"))
-            .clone()
-    };
     let job_volume = container["volumeMounts"]
         .as_array()
         .unwrap()
@@ -115,7 +147,7 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         .unwrap()
         .to_string();
     assert_eq!(
-        volume(&job_volume)["configMap"]["name"],
+        volume(pod, &job_volume)["configMap"]["name"],
         config["metadata"]["name"]
     );
     let key = job_path.file_name().unwrap().to_str().unwrap();
@@ -124,18 +156,19 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         .expect("the job file in the ConfigMap");
     let settings = epimine::job::Job::from_toml(text, "configmap.yaml").unwrap();
     settings.validate().unwrap();
-    // The CronJob that follows stories runs jobs/follow.toml's rules (the dates read, the
-    // novelty view).
-    let follow = m["ConfigMap/epimine-follow-job"]["data"]["job.toml"]
-        .as_str()
-        .expect("the follow CronJob's job file");
-    let follow = epimine::job::Job::from_toml(follow, "follow-cronjob.yaml").unwrap();
-    follow.validate().unwrap();
-    assert!(follow.terms.dated && follow.episodes.dated && follow.episodes.novelty);
+    settings
+}
 
-    // The layout a pod resolves: the count is the Job's completions, the peers resolve
-    // through the Service, every pod listens on the port the Service and container name.
-    let cluster = &settings.cluster;
+/// The layout a pod resolves: the count is the Job's completions, the peers resolve through
+/// the Service, every pod listens on the port the Service and container name; returns the
+/// environment of pod 1.
+fn assert_a_pod_resolves_the_layout(
+    job: &Value,
+    service: &Value,
+    container: &Value,
+    cluster: &epimine::topology::ClusterSettings,
+    completions: u64,
+) -> HashMap<&'static str, String> {
     assert_eq!(cluster.processes, Some(completions as usize));
     let env: HashMap<&str, String> = [
         ("JOB_COMPLETION_INDEX", "1".to_string()),
@@ -163,37 +196,42 @@ fn the_kubernetes_manifests_give_what_the_program_relies_on() {
         container["ports"][0]["containerPort"].as_u64(),
         Some(cluster.port.into())
     );
+    env
+}
 
-    // The model cache volume where EPIMINE_MODELS points; secrets for S3 and the LLM key.
-    let env_value = |name: &str| -> Value {
-        container["env"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["name"] == name)
-            .unwrap_or_else(|| panic!("no env {name}"))
-            .clone()
-    };
+/// The model cache volume where EPIMINE_MODELS points, filled by the model fetch job; secrets
+/// for S3, the LLM key and the run's token; the Job's uid as run id; one GPU per pod.
+fn assert_the_models_secrets_and_resources(
+    m: &HashMap<String, Value>,
+    pod: &Value,
+    container: &Value,
+    cluster: &epimine::topology::ClusterSettings,
+    env: &HashMap<&'static str, String>,
+) {
     assert_eq!(
-        env_value("EPIMINE_MODELS")["value"].as_str().unwrap(),
-        mount("models")
+        env_value(container, "EPIMINE_MODELS")["value"]
+            .as_str()
+            .unwrap(),
+        mount(container, "models")
     );
-    let models_claim = volume("models")["persistentVolumeClaim"]["claimName"].clone();
+    let models_claim = volume(pod, "models")["persistentVolumeClaim"]["claimName"].clone();
     assert!(m.contains_key(&format!(
         "PersistentVolumeClaim/{}",
         models_claim.as_str().unwrap()
     )));
-    assert!(env_value("ANTHROPIC_API_KEY")["valueFrom"]["secretKeyRef"]["name"].is_string());
+    assert!(
+        env_value(container, "ANTHROPIC_API_KEY")["valueFrom"]["secretKeyRef"]["name"].is_string()
+    );
     // The run's shared secret from a Secret (required: a pod without it does not start), and
     // the Job's uid as the launcher's run id, both read as a pod of the Job reads them.
-    let token = &env_value(epimine::topology::TOKEN_VAR)["valueFrom"]["secretKeyRef"];
+    let token = &env_value(container, epimine::topology::TOKEN_VAR)["valueFrom"]["secretKeyRef"];
     assert!(
         token["name"].is_string() && token["key"].is_string(),
         "{token}"
     );
     assert_ne!(token["optional"], true);
     assert_eq!(
-        env_value(epimine::topology::RUN_ID_VAR)["valueFrom"]["fieldRef"]["fieldPath"],
+        env_value(container, epimine::topology::RUN_ID_VAR)["valueFrom"]["fieldRef"]["fieldPath"],
         "metadata.labels['batch.kubernetes.io/controller-uid']"
     );
     let mut pod_env = env.clone();

@@ -8,24 +8,29 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
     let corpus = synth(dir.path(), 6, 10);
     let reference = dir.path().join("reference");
     ok(run(&corpus, s(&reference), &[], &[]).output().unwrap());
-    let out = dir.path().join("out");
+    assert_a_held_folder_is_refused(dir.path(), &corpus, &reference);
+    assert_a_killed_runs_lock_is_taken_over(dir.path(), &corpus, &reference);
+    assert_another_machines_lock_is_taken_over_once_expired(dir.path(), &corpus, &reference);
+}
 
-    // A run holds --out (stopped, so that it surely still does); a second one is refused at
-    // start, naming the holder, and changes nothing; the first then finishes as if alone.
-    let mut first = run(&corpus, s(&out), &[], &[]).spawn().unwrap();
+/// A run holds --out (stopped, so that it surely still does); a second one is refused at
+/// start, naming the holder, and changes nothing; the first then finishes as if alone.
+fn assert_a_held_folder_is_refused(dir: &Path, corpus: &Path, reference: &Path) {
+    let out = dir.join("out");
+    let mut first = run(corpus, s(&out), &[], &[]).spawn().unwrap();
     wait_until(&mut first, || out.join("_lock/0").exists());
     signal(first.id(), "STOP");
     let (second, took) = {
         let started = Instant::now();
-        let o = run(&corpus, s(&out), &["--set", "episodes.max_episodes=7"], &[])
+        let o = run(corpus, s(&out), &["--set", "episodes.max_episodes=7"], &[])
             .output()
             .unwrap();
         (o, started.elapsed())
     };
     // The same with two processes: process 1 is told at once why the run does not start.
-    let hosts = hostfile(dir.path(), 2);
-    let one = process(&corpus, &out, &hosts, "1", &[], &[]);
-    let zero = process(&corpus, &out, &hosts, "0", &[], &[]);
+    let hosts = hostfile(dir, 2);
+    let one = process(corpus, &out, &hosts, "1", &[], &[]);
+    let zero = process(corpus, &out, &hosts, "0", &[], &[]);
     let (o1, t1) = wait_bounded(one, 120);
     let (o0, _) = wait_bounded(zero, 120);
     signal(first.id(), "CONT");
@@ -53,14 +58,16 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
     );
     let (first, _) = wait_bounded(first, 300);
     ok(first);
-    assert_same_tables(&reference, &out, "the held run");
+    assert_same_tables(reference, &out, "the held run");
     assert!(!out.join("_lock").exists(), "the lock is given back");
+}
 
-    // A run killed half way leaves its lock; running it again takes the lock over (its process
-    // is gone) and resumes from the checkpoints.
-    let killed = dir.path().join("killed");
+/// A run killed half way leaves its lock; running it again takes the lock over (its process
+/// is gone) and resumes from the checkpoints.
+fn assert_a_killed_runs_lock_is_taken_over(dir: &Path, corpus: &Path, reference: &Path) {
+    let killed = dir.join("killed");
     let o = run(
-        &corpus,
+        corpus,
         s(&killed),
         &[],
         &[("EPIMINE_FAULT", "checkpoint:2")],
@@ -72,14 +79,14 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
     let left: serde_json::Value =
         serde_json::from_slice(&std::fs::read(killed.join("_lock/0")).unwrap()).unwrap();
     assert_eq!(left["host"], host_name().as_str());
-    let resumed = ok(run(&corpus, s(&killed), &[], &[]).output().unwrap());
+    let resumed = ok(run(corpus, s(&killed), &[], &[]).output().unwrap());
     let said = stderr(&resumed);
     assert!(
         said.contains("taking over the lock of a run that ended without giving it back")
             && said.contains(&format!("its process {} is gone", left["pid"])),
         "{said}"
     );
-    assert_same_tables(&reference, &killed, "resumed after a kill");
+    assert_same_tables(reference, &killed, "resumed after a kill");
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(killed.join("run.json")).unwrap()).unwrap();
     assert!(
@@ -87,11 +94,17 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
         "{report}"
     );
     assert!(!killed.join("_lock").exists());
+}
 
-    // A lock of another machine, whose process cannot be checked from here: refused while it
-    // is fresh, taken over once it has not been refreshed for the expiry (its file's time
-    // moved back 10 minutes).
-    let elsewhere = dir.path().join("elsewhere");
+/// A lock of another machine, whose process cannot be checked from here: refused while it
+/// is fresh, taken over once it has not been refreshed for the expiry (its file's time
+/// moved back 10 minutes).
+fn assert_another_machines_lock_is_taken_over_once_expired(
+    dir: &Path,
+    corpus: &Path,
+    reference: &Path,
+) {
+    let elsewhere = dir.join("elsewhere");
     std::fs::create_dir_all(elsewhere.join("_lock")).unwrap();
     let lock = elsewhere.join("_lock/0");
     let holder = serde_json::json!({
@@ -100,7 +113,7 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
         "process_start": 5, "epimine": "0.1.0"
     });
     std::fs::write(&lock, holder.to_string()).unwrap();
-    let o = run(&corpus, s(&elsewhere), &[], &[]).output().unwrap();
+    let o = run(corpus, s(&elsewhere), &[], &[]).output().unwrap();
     let said = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
@@ -115,14 +128,14 @@ fn a_second_run_into_a_held_folder_is_refused_and_a_killed_runs_lock_does_not_bl
         .unwrap()
         .set_modified(SystemTime::now() - Duration::from_secs(600))
         .unwrap();
-    let o = ok(run(&corpus, s(&elsewhere), &[], &[]).output().unwrap());
+    let o = ok(run(corpus, s(&elsewhere), &[], &[]).output().unwrap());
     assert!(
         stderr(&o).contains("host node-b, pid 4242")
             && stderr(&o).contains("it was not refreshed for"),
         "{}",
         stderr(&o)
     );
-    assert_same_tables(&reference, &elsewhere, "after an expired lock");
+    assert_same_tables(reference, &elsewhere, "after an expired lock");
     assert!(!elsewhere.join("_lock").exists());
 }
 

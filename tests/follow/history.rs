@@ -42,74 +42,98 @@ fn the_history_survives_a_killed_run_whole_or_not_at_all() {
         );
         assert_eq!(killed.status.signal(), Some(9), "{fault}: {killed:?}");
         let committed = fault == "history" || fault.starts_with("publish");
-        let manifest = || -> serde_json::Value {
-            serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap()
-        };
-        if fault == "history" {
-            // Committed (run.json) but stopped before the head: history/ holds run 2 whole.
-            assert_eq!(manifest()["history"]["run"], 2);
-        } else if committed {
-            // Committed (`_commits/000002.json`), its publication stopped before run.json.
-            assert_eq!(
-                files_in(&out.join("_commits")),
-                ["000001.json", "000002.json"]
-            );
-            assert_eq!(manifest()["history"]["run"], 1, "{fault}");
-        } else {
-            // Not committed: run 1 is there whole (its run.json and every file it lists), and
-            // history/ and the head are run 1's, as they were.
-            assert_eq!(manifest()["history"]["run"], 1, "{fault}");
-            assert!(
-                matches!(
-                    block_on(epimine::run_folder::commit::verify(&loc(&out))),
-                    Ok(epimine::run_folder::commit::Verified::Committed(_))
-                ),
-                "{fault}: run 1 is not whole"
-            );
-            assert_eq!(files_in(&out.join("_commits")), ["000001.json"], "{fault}");
-            let now = history_files(&out);
-            assert_eq!(
-                now[..1],
-                after_first[..1],
-                "{fault}: history/000001 changed"
-            );
-            assert_eq!(
-                files_in(&out.join("history")),
-                ["000001.parquet"],
-                "{fault}"
-            );
-            let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
-            assert!(head.contains("\"run\": 1"), "{fault}: {head}");
-        }
-        // The same command again: the history is the uninterrupted one's, byte for byte.
-        let again = run_at(&original, &out, "2024-05-02", &[], &[]);
-        ok(again);
-        let got = history_files(&out);
-        if committed {
-            // Run 2 was committed: the re-run finished its head and is run 3 (nothing changed).
-            assert_eq!(got[..2], want[..2], "{fault}");
-            assert_eq!(got.len(), 4);
-            let rows = lineage(&out);
-            assert!(rows.iter().all(|r| r.run == 3 && r.status == "continued"));
-        } else {
-            assert_eq!(
-                got, want,
-                "{fault}: the history differs from the uninterrupted run's"
-            );
-        }
-        let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
-        let n = if committed { 3 } else { 2 };
-        assert!(head.contains(&format!("\"run\": {n}")), "{fault}: {head}");
-        // Only the head's ids (and its articles) are kept.
-        assert_eq!(
-            files_in(&out.join("_identity")),
-            [
-                format!("{n:06}.articles.parquet"),
-                format!("{n:06}.parquet"),
-                "head.json".to_string()
-            ]
+        assert_what_the_killed_run_left(&out, fault, committed, &after_first);
+        assert_the_same_command_again_completes_the_history(
+            &original, &out, fault, committed, &want,
         );
     }
+}
+
+/// What the second run, killed at `fault`, left in `out`: run 2 committed whole, or its
+/// publication stopped, or (not committed) run 1 whole, with its history and head as they were.
+fn assert_what_the_killed_run_left(
+    out: &Path,
+    fault: &str,
+    committed: bool,
+    after_first: &[(String, Vec<u8>)],
+) {
+    let manifest = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap()
+    };
+    if fault == "history" {
+        // Committed (run.json) but stopped before the head: history/ holds run 2 whole.
+        assert_eq!(manifest()["history"]["run"], 2);
+    } else if committed {
+        // Committed (`_commits/000002.json`), its publication stopped before run.json.
+        assert_eq!(
+            files_in(&out.join("_commits")),
+            ["000001.json", "000002.json"]
+        );
+        assert_eq!(manifest()["history"]["run"], 1, "{fault}");
+    } else {
+        // Not committed: run 1 is there whole (its run.json and every file it lists), and
+        // history/ and the head are run 1's, as they were.
+        assert_eq!(manifest()["history"]["run"], 1, "{fault}");
+        assert!(
+            matches!(
+                block_on(epimine::run_folder::commit::verify(&loc(out))),
+                Ok(epimine::run_folder::commit::Verified::Committed(_))
+            ),
+            "{fault}: run 1 is not whole"
+        );
+        assert_eq!(files_in(&out.join("_commits")), ["000001.json"], "{fault}");
+        let now = history_files(out);
+        assert_eq!(
+            now[..1],
+            after_first[..1],
+            "{fault}: history/000001 changed"
+        );
+        assert_eq!(
+            files_in(&out.join("history")),
+            ["000001.parquet"],
+            "{fault}"
+        );
+        let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
+        assert!(head.contains("\"run\": 1"), "{fault}: {head}");
+    }
+}
+
+/// The same command again (on `original` into `out`, killed at `fault`): the history is the
+/// uninterrupted one's, `want`, byte for byte, and only the head's ids are kept.
+fn assert_the_same_command_again_completes_the_history(
+    original: &Path,
+    out: &Path,
+    fault: &str,
+    committed: bool,
+    want: &[(String, Vec<u8>)],
+) {
+    let again = run_at(original, out, "2024-05-02", &[], &[]);
+    ok(again);
+    let got = history_files(out);
+    if committed {
+        // Run 2 was committed: the re-run finished its head and is run 3 (nothing changed).
+        assert_eq!(got[..2], want[..2], "{fault}");
+        assert_eq!(got.len(), 4);
+        let rows = lineage(out);
+        assert!(rows.iter().all(|r| r.run == 3 && r.status == "continued"));
+    } else {
+        assert_eq!(
+            got, want,
+            "{fault}: the history differs from the uninterrupted run's"
+        );
+    }
+    let head = std::fs::read_to_string(out.join("_identity/head.json")).unwrap();
+    let n = if committed { 3 } else { 2 };
+    assert!(head.contains(&format!("\"run\": {n}")), "{fault}: {head}");
+    // Only the head's ids (and its articles) are kept.
+    assert_eq!(
+        files_in(&out.join("_identity")),
+        [
+            format!("{n:06}.articles.parquet"),
+            format!("{n:06}.parquet"),
+            "head.json".to_string()
+        ]
+    );
 }
 
 /// A history runs forward and is never restarted by accident (issue 47, items 3 and 7): a

@@ -83,15 +83,34 @@ fn run_writes_every_output_identically_for_any_layout() {
         }
     }
 
-    // `epimine stats` with word vectors writes the same terms and pairs (expansion, synonym
-    // groups, group-sense pairs) as the run, for 1 and 2 workers; without vectors it differs.
+    assert_stats_write_the_runs_terms_and_pairs(dir.path(), &corpus, &bg, &model, &one);
+    let assignments = assert_the_tables_agree(&corpus, &one);
+    assert_confidence_ranking_keeps_the_members(dir.path(), &corpus, &bg, &model, &assignments);
+    assert_assignments_name_corpus_segments_each_once(&corpus, &assignments);
+    assert_the_job_and_report_sit_beside(&one, &model);
+
+    // eval reads the run.
+    let eval = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&one), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&eval).unwrap();
+    assert_eq!(v["events"].as_array().unwrap().len(), 3);
+}
+
+/// `epimine stats` with word vectors writes the same terms and pairs (expansion, synonym
+/// groups, group-sense pairs) as the run `one`, for 1 and 2 workers; without vectors it differs.
+fn assert_stats_write_the_runs_terms_and_pairs(
+    dir: &Path,
+    corpus: &Path,
+    bg: &Path,
+    model: &str,
+    one: &Path,
+) {
     let stats = |out: &Path, extra: &[&str]| {
         let mut args = vec![
             "stats",
             "--corpus",
-            s(&corpus),
+            s(corpus),
             "--background",
-            s(&bg),
+            s(bg),
             "--out",
             s(out),
         ];
@@ -99,8 +118,8 @@ fn run_writes_every_output_identically_for_any_layout() {
         epimine_ok(&args);
     };
     for w in ["1", "2"] {
-        let stats_out = dir.path().join(format!("stats-{w}"));
-        stats(&stats_out, &["--model", &model, "-w", w]);
+        let stats_out = dir.join(format!("stats-{w}"));
+        stats(&stats_out, &["--model", model, "-w", w]);
         for f in ["terms.parquet", "pairs.parquet"] {
             assert!(
                 std::fs::read(one.join(f)).unwrap() == std::fs::read(stats_out.join(f)).unwrap(),
@@ -108,9 +127,9 @@ fn run_writes_every_output_identically_for_any_layout() {
             );
         }
     }
-    let plain = dir.path().join("stats-plain");
+    let plain = dir.join("stats-plain");
     stats(&plain, &["--no-vectors"]);
-    let with: Vec<Term> = block_on(Location::parse(s(&one), false).unwrap().read_table()).unwrap();
+    let with: Vec<Term> = block_on(Location::parse(s(one), false).unwrap().read_table()).unwrap();
     let without: Vec<Term> =
         block_on(Location::parse(s(&plain), false).unwrap().read_table()).unwrap();
     assert_eq!(with.len(), without.len());
@@ -126,9 +145,12 @@ fn run_writes_every_output_identically_for_any_layout() {
         "word vectors changed nothing"
     );
     assert!(without.iter().all(|t| t.expanded_from.is_none()));
+}
 
-    // Every table reads back and agrees with the others.
-    let out = Location::parse(s(&one), false).unwrap();
+/// Every table of the run `one` reads back and agrees with the others and with `corpus`;
+/// returns its assignments.
+fn assert_the_tables_agree(corpus: &Path, one: &Path) -> Vec<Assignment> {
+    let out = Location::parse(s(one), false).unwrap();
     let (episodes, assignments, fragments, terms, pairs) = block_on(async {
         (
             out.read_table::<Episode>().await.unwrap(),
@@ -141,7 +163,7 @@ fn run_writes_every_output_identically_for_any_layout() {
     assert!(!episodes.is_empty() && !fragments.is_empty() && !pairs.is_empty());
     assert!(terms.iter().any(|t| t.salient));
     let corpus_segments: Vec<epimine::tables::Segment> =
-        block_on(Location::parse(s(&corpus), false).unwrap().read_table()).unwrap();
+        block_on(Location::parse(s(corpus), false).unwrap().read_table()).unwrap();
     let date_of: std::collections::HashMap<(&str, u32, u32), Option<i32>> = corpus_segments
         .iter()
         .map(|s| ((s.key_event.as_str(), s.doc_id, s.seg_idx), s.doc_date))
@@ -180,10 +202,20 @@ fn run_writes_every_output_identically_for_any_layout() {
         assert!(mine.iter().all(|a| a.confidence.is_finite()));
         assert!(!e.keywords.is_empty() && e.source == "clusters");
     }
-    // With the paper's ranking (eq. 2 confidence) the same episodes keep the same segments,
-    // ranked by descending confidence.
-    let by_confidence = dir.path().join("by-confidence");
-    let mut args = run_args(s(&corpus), s(&bg), s(&by_confidence), &model);
+    assignments
+}
+
+/// With the paper's ranking (eq. 2 confidence) the same episodes keep the same segments as in
+/// `assignments`, ranked by descending confidence.
+fn assert_confidence_ranking_keeps_the_members(
+    dir: &Path,
+    corpus: &Path,
+    bg: &Path,
+    model: &str,
+    assignments: &[Assignment],
+) {
+    let by_confidence = dir.join("by-confidence");
+    let mut args = run_args(s(corpus), s(bg), s(&by_confidence), model);
     args.extend(["--set", "episodes.rank=\"confidence\""]);
     epimine_ok(&args);
     let ranked: Vec<Assignment> = block_on(
@@ -197,14 +229,18 @@ fn run_writes_every_output_identically_for_any_layout() {
             .map(|a| (a.key_event.clone(), a.episode_id, a.doc_id, a.seg_idx))
             .collect::<std::collections::BTreeSet<_>>()
     };
-    assert_eq!(members(&ranked), members(&assignments));
+    assert_eq!(members(&ranked), members(assignments));
     for w in ranked.windows(2) {
         if (&w[0].key_event, w[0].episode_id) == (&w[1].key_event, w[1].episode_id) {
             assert!(w[0].rank < w[1].rank && w[0].confidence >= w[1].confidence);
         }
     }
+}
+
+/// Every assigned segment is one of `corpus`'s, and a segment belongs to at most one episode.
+fn assert_assignments_name_corpus_segments_each_once(corpus: &Path, assignments: &[Assignment]) {
     let segments = block_on(
-        Location::parse(s(&corpus), false)
+        Location::parse(s(corpus), false)
             .unwrap()
             .read_table::<Segment>(),
     )
@@ -224,8 +260,10 @@ fn run_writes_every_output_identically_for_any_layout() {
         .map(|a| (a.key_event.as_str(), a.doc_id, a.seg_idx))
         .collect();
     assert_eq!(assigned.len(), assignments.len());
+}
 
-    // The resolved job and the report sit next to the outputs.
+/// The resolved job and the report sit next to the outputs of the run `one`.
+fn assert_the_job_and_report_sit_beside(one: &Path, model: &str) {
     let job = epimine::job::Job::from_file(&one.join("job.toml")).unwrap();
     assert_eq!(job.encoder.model, model);
     let report: serde_json::Value =
@@ -249,11 +287,6 @@ fn run_writes_every_output_identically_for_any_layout() {
         stages,
         ["statistics", "load", "encoding", "episodes", "write"]
     );
-
-    // eval reads the run.
-    let eval = epimine_ok(&["eval", "--corpus", s(&corpus), "--run", s(&one), "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&eval).unwrap();
-    assert_eq!(v["events"].as_array().unwrap().len(), 3);
 }
 
 #[test]
