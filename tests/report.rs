@@ -175,6 +175,33 @@ fn expected(f: &Fixture) -> Expected {
     (ids, days)
 }
 
+/// Each episode's section names the other episodes of its phase, or no phase when it stands
+/// alone.
+fn assert_phases_named(f: &Fixture, sections: &BTreeMap<String, (String, String)>) {
+    let run = Location::parse(s(&f.run), false).unwrap();
+    let episodes: Vec<Episode> = block_on(run.read_table()).unwrap();
+    for e in episodes.iter().filter(|e| e.trial == 0) {
+        let (_, body) = &sections[&e.key_event];
+        let start = format!("data-episode-id=\"{}\">", e.episode_id);
+        let head = between(body, &start, "<ol class=\"segs\">")[0];
+        let others: Vec<String> = episodes
+            .iter()
+            .filter(|o| (&o.key_event, o.trial, o.phase_id) == (&e.key_event, 0, e.phase_id))
+            .filter(|o| o.episode_id != e.episode_id)
+            .map(|o| format!("#{}", o.stable_id.unwrap()))
+            .collect();
+        assert_eq!(
+            head.contains("one phase with"),
+            !others.is_empty(),
+            "{head}"
+        );
+        assert!(
+            others.iter().all(|o| head.contains(o.as_str())),
+            "{others:?} {head}"
+        );
+    }
+}
+
 #[test]
 fn the_page_shows_every_event_episode_and_episode_day() {
     let f = fixture();
@@ -259,28 +286,7 @@ fn the_page_shows_every_event_episode_and_episode_day() {
 
     // Each episode names the other episodes of its phase (`phase_id`), by the ids the page
     // shows, and says nothing of a phase when it stands alone.
-    let run = Location::parse(s(&f.run), false).unwrap();
-    let episodes: Vec<Episode> = block_on(run.read_table()).unwrap();
-    for e in episodes.iter().filter(|e| e.trial == 0) {
-        let (_, body) = &sections[&e.key_event];
-        let start = format!("data-episode-id=\"{}\">", e.episode_id);
-        let head = between(body, &start, "<ol class=\"segs\">")[0];
-        let others: Vec<String> = episodes
-            .iter()
-            .filter(|o| (&o.key_event, o.trial, o.phase_id) == (&e.key_event, 0, e.phase_id))
-            .filter(|o| o.episode_id != e.episode_id)
-            .map(|o| format!("#{}", o.stable_id.unwrap()))
-            .collect();
-        assert_eq!(
-            head.contains("one phase with"),
-            !others.is_empty(),
-            "{head}"
-        );
-        assert!(
-            others.iter().all(|o| head.contains(o.as_str())),
-            "{others:?} {head}"
-        );
-    }
+    assert_phases_named(f, &sections);
 
     // --top-segments 2 --order confidence: two segments, most confident first.
     let two = dir.path().join("two.html");

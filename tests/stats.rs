@@ -33,94 +33,120 @@ fn reference(segments: &[Segment], background: &[String]) -> (Vec<Term>, Vec<Pai
                     .collect()
             })
             .collect();
-        let mut freq: BTreeMap<&str, u32> = BTreeMap::new();
-        for ts in &seg_terms {
-            for t in ts {
-                *freq.entry(t.as_str()).or_default() += 1;
-            }
-        }
-        let sal: BTreeMap<&str, f64> = freq
-            .iter()
-            .map(|(&t, &f)| {
-                let b = bgf.get(t).copied().unwrap_or(0);
-                let s = if f < 5 {
-                    -1.0
-                } else if b == 0 {
-                    (1.0 + (f as f64).ln().powi(2)) * n_bg.ln()
-                } else {
-                    (1.0 + (f as f64).ln().powi(2)) * (n_bg / b as f64).ln()
-                };
-                (t, s)
-            })
-            .collect();
-        let valid: Vec<f64> = sal.values().copied().filter(|&s| s != -1.0).collect();
-        let mean = valid.iter().sum::<f64>() / valid.len() as f64;
-        let salient: BTreeSet<&str> = sal
-            .iter()
-            .filter(|(_, &s)| s != -1.0 && s > mean)
-            .map(|(&t, _)| t)
-            .collect();
-        let mut order: Vec<&str> = salient.iter().copied().collect();
-        order.sort_by(|a, b| sal[b].total_cmp(&sal[a]).then(a.cmp(b)));
-        let group: HashMap<&str, u32> = order
-            .iter()
-            .enumerate()
-            .map(|(i, &t)| (t, i as u32))
-            .collect();
-        for (&t, &f) in &freq {
-            terms.push(Term {
-                key_event: event.to_string(),
-                term: t.to_string(),
-                freq: f,
-                bg_freq: bgf.get(t).copied().unwrap_or(0),
-                salience: sal[t],
-                salient: salient.contains(t),
-                expanded_from: None,
-                group: group.get(t).copied(),
-            });
-        }
-        let mut co: BTreeMap<(&str, &str), u32> = BTreeMap::new();
-        for ts in &seg_terms {
-            let present: Vec<&str> = ts
-                .iter()
-                .map(String::as_str)
-                .filter(|t| salient.contains(t))
-                .collect();
-            for i in 0..present.len() {
-                for j in i + 1..present.len() {
-                    *co.entry((present[i], present[j])).or_default() += 1;
-                }
-            }
-        }
-        let t_size = salient.len() as f64;
-        let mut sum: HashMap<&str, f64> = HashMap::new();
-        let mut big_f: HashMap<&str, f64> = HashMap::new();
-        for (&(a, b), &n) in &co {
-            for x in [a, b] {
-                *sum.entry(x).or_default() += n as f64;
-                if n > 1 {
-                    *big_f.entry(x).or_default() += 1.0;
-                }
-            }
-        }
-        for (&(a, b), &n) in &co {
-            let fbar = sum[a].max(sum[b]) / t_size;
-            let f = big_f
-                .get(a)
-                .copied()
-                .unwrap_or(0.0)
-                .max(big_f.get(b).copied().unwrap_or(0.0));
-            let d = (n as f64 / fbar).ln() * (t_size / (f + 1.0)).ln();
-            pairs.push(Pair {
-                key_event: event.to_string(),
-                a: a.to_string(),
-                b: b.to_string(),
-                freq: n,
-                d,
-            });
-        }
+        let (event_terms, salient) = reference_terms(event, &seg_terms, &bgf, n_bg);
+        terms.extend(event_terms);
+        pairs.extend(reference_pairs(event, &seg_terms, &salient));
     }
     (terms, pairs)
+}
+
+/// The reference's terms of one event (frequency, salience, salient, group) from its segments'
+/// distinct terms, and the event's salient terms.
+fn reference_terms<'a>(
+    event: &str,
+    seg_terms: &'a [BTreeSet<String>],
+    bgf: &HashMap<String, u32>,
+    n_bg: f64,
+) -> (Vec<Term>, BTreeSet<&'a str>) {
+    let mut terms = Vec::new();
+    let mut freq: BTreeMap<&str, u32> = BTreeMap::new();
+    for ts in seg_terms {
+        for t in ts {
+            *freq.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let sal: BTreeMap<&str, f64> = freq
+        .iter()
+        .map(|(&t, &f)| {
+            let b = bgf.get(t).copied().unwrap_or(0);
+            let s = if f < 5 {
+                -1.0
+            } else if b == 0 {
+                (1.0 + (f as f64).ln().powi(2)) * n_bg.ln()
+            } else {
+                (1.0 + (f as f64).ln().powi(2)) * (n_bg / b as f64).ln()
+            };
+            (t, s)
+        })
+        .collect();
+    let valid: Vec<f64> = sal.values().copied().filter(|&s| s != -1.0).collect();
+    let mean = valid.iter().sum::<f64>() / valid.len() as f64;
+    let salient: BTreeSet<&str> = sal
+        .iter()
+        .filter(|(_, &s)| s != -1.0 && s > mean)
+        .map(|(&t, _)| t)
+        .collect();
+    let mut order: Vec<&str> = salient.iter().copied().collect();
+    order.sort_by(|a, b| sal[b].total_cmp(&sal[a]).then(a.cmp(b)));
+    let group: HashMap<&str, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| (t, i as u32))
+        .collect();
+    for (&t, &f) in &freq {
+        terms.push(Term {
+            key_event: event.to_string(),
+            term: t.to_string(),
+            freq: f,
+            bg_freq: bgf.get(t).copied().unwrap_or(0),
+            salience: sal[t],
+            salient: salient.contains(t),
+            expanded_from: None,
+            group: group.get(t).copied(),
+        });
+    }
+    (terms, salient)
+}
+
+/// The reference's pairs of one event's salient terms (co-occurrences and distance) from its
+/// segments' distinct terms.
+fn reference_pairs(
+    event: &str,
+    seg_terms: &[BTreeSet<String>],
+    salient: &BTreeSet<&str>,
+) -> Vec<Pair> {
+    let mut pairs = Vec::new();
+    let mut co: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for ts in seg_terms {
+        let present: Vec<&str> = ts
+            .iter()
+            .map(String::as_str)
+            .filter(|t| salient.contains(t))
+            .collect();
+        for i in 0..present.len() {
+            for j in i + 1..present.len() {
+                *co.entry((present[i], present[j])).or_default() += 1;
+            }
+        }
+    }
+    let t_size = salient.len() as f64;
+    let mut sum: HashMap<&str, f64> = HashMap::new();
+    let mut big_f: HashMap<&str, f64> = HashMap::new();
+    for (&(a, b), &n) in &co {
+        for x in [a, b] {
+            *sum.entry(x).or_default() += n as f64;
+            if n > 1 {
+                *big_f.entry(x).or_default() += 1.0;
+            }
+        }
+    }
+    for (&(a, b), &n) in &co {
+        let fbar = sum[a].max(sum[b]) / t_size;
+        let f = big_f
+            .get(a)
+            .copied()
+            .unwrap_or(0.0)
+            .max(big_f.get(b).copied().unwrap_or(0.0));
+        let d = (n as f64 / fbar).ln() * (t_size / (f + 1.0)).ln();
+        pairs.push(Pair {
+            key_event: event.to_string(),
+            a: a.to_string(),
+            b: b.to_string(),
+            freq: n,
+            d,
+        });
+    }
+    pairs
 }
 
 fn close(a: f64, b: f64) -> bool {

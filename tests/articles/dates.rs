@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// RSS dates, Unix milliseconds and seconds and a date-time without seconds are read; a date
+/// before 1900 is refused, naming its row and column.
 #[test]
 fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row() {
     let dir = scratch();
@@ -40,8 +42,17 @@ fn rss_dates_and_unix_milliseconds_are_read_and_implausible_dates_named_by_row()
         "{err}"
     );
     assert!(!err.contains("56157"), "{err}");
-    // Any other form with --date-format (strftime): European day-first dates with a time, and
-    // a written-out month; a row in neither form names the format and the flag.
+}
+
+/// Any other form with --date-format (strftime): European day-first dates with a time, and a
+/// written-out month; a row in neither form names the format and the flag, and a format chrono
+/// cannot read is refused before any row.
+#[test]
+fn other_date_forms_are_read_with_date_format_and_a_bad_format_is_refused_before_any_row() {
+    let dir = scratch();
+    let input = dir.path().join("feed.csv");
+    let body = "The river rose above the old levee and the lower town was evacuated overnight.";
+    // Without the flag, the day-first date is refused, naming it and the flag.
     std::fs::write(
         &input,
         format!(

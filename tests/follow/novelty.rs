@@ -84,8 +84,21 @@ fn the_novelty_view_tells_todays_development_apart_and_leaves_the_rest_as_it_was
 
     // In the target: the episode holding most of the planted segments is mostly them, holds
     // most of them, is `new`, and is listed among today's developments with its articles.
-    let text_of = texts_of(&corpus, target);
-    let assignments: Vec<Assignment> = read_rows(&novel);
+    let said = String::from_utf8_lossy(&said.stdout).to_string();
+    assert_planted_episode_is_new(&corpus, &novel, target, &planted, &said);
+}
+
+/// The episode of `target` holding most of the `planted` texts is mostly them and holds most of
+/// them, is `new`, is among today's developments with its articles, and the run `said` so.
+fn assert_planted_episode_is_new(
+    corpus: &Path,
+    novel: &Path,
+    target: &str,
+    planted: &BTreeSet<String>,
+    said: &str,
+) {
+    let text_of = texts_of(corpus, target);
+    let assignments: Vec<Assignment> = read_rows(novel);
     let mut held: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
     for a in assignments.iter().filter(|a| a.key_event == target) {
         let e = held.entry(a.episode_id).or_default();
@@ -98,19 +111,18 @@ fn the_novelty_view_tells_todays_development_apart_and_leaves_the_rest_as_it_was
         "{mine} of {} planted in an episode of {size}: {held:?}",
         planted.len()
     );
-    let episodes: Vec<Episode> = read_rows(&novel);
+    let episodes: Vec<Episode> = read_rows(novel);
     let row = episodes
         .iter()
         .find(|e| e.key_event == target && e.episode_id == holder)
         .unwrap();
     assert_eq!(row.status.as_deref(), Some("new"), "{row:?}");
-    let developments: Vec<Development> = read_rows(&novel);
+    let developments: Vec<Development> = read_rows(novel);
     assert!(developments
         .iter()
         .any(|d| d.stable_id == row.stable_id.unwrap()
             && d.status == "new"
             && d.today_articles == Some(row.n_articles)));
-    let said = String::from_utf8_lossy(&said.stdout).to_string();
     assert!(
         said.contains(&format!("  new: {target} #{} \"", row.stable_id.unwrap())),
         "{said}"

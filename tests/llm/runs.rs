@@ -77,20 +77,7 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
 
     // The key is in no output, no log line, not in the saved job.
     for out in [&first, &second] {
-        let checkpoints = files_in(&out.join("_checkpoints"))
-            .into_iter()
-            .map(|c| format!("_checkpoints/{c}"));
-        assert!(checkpoints.len() == 3, "one checkpoint an event");
-        for name in files_in(out).into_iter().chain(checkpoints) {
-            if out.join(&name).is_dir() {
-                continue;
-            }
-            let bytes = std::fs::read(out.join(&name)).unwrap();
-            assert!(
-                !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
-                "the key is in {name}"
-            );
-        }
+        assert_key_in_no_file(out);
     }
     assert!(!log.contains(KEY));
     assert!(std::fs::read_to_string(second.join("job.toml"))
@@ -105,6 +92,24 @@ fn run_with_an_openai_server_gives_llm_episodes_and_caches() {
         .unwrap()
         .iter()
         .all(|e| e["trials"] == 2));
+}
+
+/// The API key is in no file of the run `out`, its checkpoints (one an event) included.
+fn assert_key_in_no_file(out: &Path) {
+    let checkpoints = files_in(&out.join("_checkpoints"))
+        .into_iter()
+        .map(|c| format!("_checkpoints/{c}"));
+    assert!(checkpoints.len() == 3, "one checkpoint an event");
+    for name in files_in(out).into_iter().chain(checkpoints) {
+        if out.join(&name).is_dir() {
+            continue;
+        }
+        let bytes = std::fs::read(out.join(&name)).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the key is in {name}"
+        );
+    }
 }
 
 #[test]
