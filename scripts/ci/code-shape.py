@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The shape of src/: files over 500 lines, functions over 100 lines, and circles among the
 crate's modules (issue 28): among the top-level modules (a module and everything below it as
-one), then among all modules. Prints the lists; exits 0, or with --check (scripts/ci/test.sh, issue
-67) 1 when a function is over 100 lines, the top-level modules make a circle, or a Rust file of
-src/, tests/ or python/ or a Python file of scripts/ or python/ (beside SRC) is over 700 lines.
+one), then among all modules. Beside SRC it also lists the functions over 100 lines of tests/ and
+python/ (Rust) and of scripts/ and python/ (Python). Prints the lists; exits 0, or with --check
+(scripts/ci/test.sh, issue 67) 1 when any of those functions is over 100 lines, the top-level
+modules make a circle, or a Rust file of src/, tests/ or python/ or a Python file of scripts/ or
+python/ is over 700 lines.
 Usage: scripts/ci/code-shape.py [--check] [SRC]
 
 A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
@@ -11,6 +13,7 @@ non-test code (a `use` or an inline `crate::`/`super::`/`self::` path) that name
 inside B; `mod` declarations are not edges. A circle is a strongly connected set of two or more
 modules. Comments and string literals are ignored; `#[cfg(test)]` blocks are cut off.
 """
+import ast
 import os
 import re
 import sys
@@ -20,20 +23,85 @@ FN_LIMIT = 100
 HARD_FILE_LIMIT = 700  # --check: no Rust file of the project over this
 
 
+SKIP_DIRS = ("target", ".venv", "venv", "__pycache__")
+
+
+def files_under(root, tops):
+    """Every file under root's (top, ext) folders, skipping build and virtualenv folders."""
+    for top, ext in tops:
+        for dirpath, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+            for name in sorted(names):
+                if name.endswith(ext):
+                    yield os.path.join(dirpath, name)
+
+
+def rust_functions(code, rel):
+    """(lines, rel::name) of every function of `code` (comments and strings blanked) over
+    FN_LIMIT lines, from its `fn` line to its closing brace."""
+    out = []
+    for m in re.finditer(r"\bfn\s+(\w+)", code):
+        j = m.end()
+        # find the body's opening brace (skip `;` = declaration without body)
+        depth_paren = 0
+        while j < len(code):
+            ch = code[j]
+            if ch in "(<[":
+                depth_paren += 1
+            elif ch in ")>]":
+                depth_paren -= 1
+            elif ch == ";" and depth_paren <= 0:
+                j = -1
+                break
+            elif ch == "{" and depth_paren <= 0:
+                break
+            j += 1
+        if j < 0 or j >= len(code):
+            continue
+        d, k = 0, j
+        while k < len(code):
+            if code[k] == "{":
+                d += 1
+            elif code[k] == "}":
+                d -= 1
+                if d == 0:
+                    break
+            k += 1
+        first = code.count("\n", 0, m.start()) + 1
+        last = code.count("\n", 0, k) + 1
+        if last - first + 1 > FN_LIMIT:
+            out.append((last - first + 1, f"{rel}::{m.group(1)}"))
+    return out
+
+
+def long_functions_beside(root):
+    """The functions over FN_LIMIT lines outside src/: Rust of tests/ and python/, Python of
+    scripts/ and python/."""
+    out = []
+    for path in files_under(root, (("tests", ".rs"), ("python", ".rs"))):
+        with open(path, encoding="utf-8") as f:
+            out += rust_functions(strip(f.read()), os.path.relpath(path, root))
+    for path in files_under(root, (("scripts", ".py"), ("python", ".py"))):
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > FN_LIMIT:
+                    out.append((n, f"{os.path.relpath(path, root)}::{node.name}"))
+    return out
+
+
 def over_limit(root):
     """(lines, path) of every .rs file under root's src/, tests/ and python/, and every .py file
     under scripts/ and python/, over HARD_FILE_LIMIT lines."""
     out = []
-    for top, ext in (("src", ".rs"), ("tests", ".rs"), ("python", ".rs"), ("scripts", ".py"), ("python", ".py")):
-        for dirpath, dirs, names in os.walk(os.path.join(root, top)):
-            dirs[:] = [d for d in dirs if d not in ("target", ".venv", "venv", "__pycache__") and not d.startswith(".")]
-            for name in names:
-                if name.endswith(ext):
-                    path = os.path.join(dirpath, name)
-                    with open(path, encoding="utf-8") as f:
-                        n = sum(1 for _ in f)
-                    if n > HARD_FILE_LIMIT:
-                        out.append((n, os.path.relpath(path, root)))
+    tops = (("src", ".rs"), ("tests", ".rs"), ("python", ".rs"), ("scripts", ".py"), ("python", ".py"))
+    for path in files_under(root, tops):
+        with open(path, encoding="utf-8") as f:
+            n = sum(1 for _ in f)
+        if n > HARD_FILE_LIMIT:
+            out.append((n, os.path.relpath(path, root)))
     return sorted(out, reverse=True)
 
 
@@ -161,6 +229,73 @@ def resolve(path, here, known):
     return best
 
 
+def shape_of(src):
+    """(files over FILE_LIMIT, functions over FN_LIMIT, import edges between modules) of SRC."""
+    mods = modules(src)
+    known = set(mods.values())
+    big_files, long_fns, edges = [], [], {m: set() for m in known}
+    for path, mod in sorted(mods.items()):
+        text = open(path, encoding="utf-8").read()
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        rel = os.path.relpath(path, os.path.dirname(src))
+        if lines > FILE_LIMIT:
+            big_files.append((lines, rel))
+        code = strip(text)
+        long_fns += rust_functions(code, rel)
+        code = cut_tests(code)
+        # A visibility `pub(in crate::a)` names no import.
+        code = re.sub(r"\bpub\s*\(\s*in\s+[\w:]+\s*\)", "pub", code)
+        paths = []
+        for u in re.finditer(r"\buse\s+([^;]+);", code):
+            paths += expand_use(u.group(1))
+        for p in re.finditer(r"(?<![\w:])(\w+(?:::\w+)+)", code):
+            paths.append(tuple(p.group(1).split("::")))
+        for p in paths:
+            target = resolve(p, mod, known)
+            if target is not None and target != mod and target != ():
+                edges[mod].add(target)
+    return sorted(big_files, reverse=True), long_fns, edges
+
+
+def listed(title, rows):
+    """Prints `title: N` and the (lines, name) rows under it."""
+    print(f"{title}: {len(rows)}")
+    for n, f in rows:
+        print(f"  {n:5} {f}")
+
+
+def top_level_circles(edges):
+    """Prints and returns the circles among the top-level modules, each with the edges behind it."""
+    top = {}
+    for a, bs in edges.items():
+        for b in bs:
+            if a[:1] != b[:1] and a and b:
+                top.setdefault(a[:1], set()).add(b[:1])
+    top_circles = [sorted(s) for s in tarjan(top) if len(s) > 1]
+    print(f"circles among top-level modules: {len(top_circles)}")
+    for s in sorted(top_circles):
+        print("  " + " <-> ".join("::".join(m) for m in s))
+        for a in s:
+            for b in sorted(top[a]):
+                if b in s:
+                    why = sorted("::".join(x) + " -> " + "::".join(y) for x in edges for y in edges[x] if x[:1] == a and y[:1] == b)
+                    print(f"      {'; '.join(why)}")
+    return top_circles
+
+
+def all_circles(edges):
+    """Prints the import circles among all modules."""
+    circles = [sorted(s) for s in tarjan(edges) if len(s) > 1]
+    print(f"import circles: {len(circles)}")
+    for s in sorted(circles):
+        names = ["::".join(m) or "crate" for m in s]
+        print("  " + " <-> ".join(names))
+        for a in s:
+            for b in sorted(edges[a]):
+                if b in s:
+                    print(f"      {'::'.join(a)} -> {'::'.join(b)}")
+
+
 def main():
     args = sys.argv[1:]
     if args and args[0] in ("-h", "--help"):
@@ -176,101 +311,19 @@ def main():
     if not os.path.isdir(src):
         print(f"code-shape.py: {src}: not a folder (usage: scripts/ci/code-shape.py [SRC])", file=sys.stderr)
         return 2
-    mods = modules(src)
-    known = set(mods.values())
-    big_files, long_fns, edges = [], [], {m: set() for m in known}
-    for path, mod in sorted(mods.items()):
-        text = open(path, encoding="utf-8").read()
-        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        rel = os.path.relpath(path, os.path.dirname(src))
-        if lines > FILE_LIMIT:
-            big_files.append((lines, rel))
-        code = strip(text)
-        # functions: from the `fn` line to its closing brace
-        for m in re.finditer(r"\bfn\s+(\w+)", code):
-            j = m.end()
-            # find the body's opening brace (skip `;` = declaration without body)
-            depth_paren = 0
-            while j < len(code):
-                ch = code[j]
-                if ch in "(<[":
-                    depth_paren += 1
-                elif ch in ")>]":
-                    depth_paren -= 1
-                elif ch == ";" and depth_paren <= 0:
-                    j = -1
-                    break
-                elif ch == "{" and depth_paren <= 0:
-                    break
-                j += 1
-            if j < 0 or j >= len(code):
-                continue
-            d, k = 0, j
-            while k < len(code):
-                if code[k] == "{":
-                    d += 1
-                elif code[k] == "}":
-                    d -= 1
-                    if d == 0:
-                        break
-                k += 1
-            first = code.count("\n", 0, m.start()) + 1
-            last = code.count("\n", 0, k) + 1
-            if last - first + 1 > FN_LIMIT:
-                long_fns.append((last - first + 1, f"{rel}::{m.group(1)}"))
-        code = cut_tests(code)
-        # A visibility `pub(in crate::a)` names no import.
-        code = re.sub(r"\bpub\s*\(\s*in\s+[\w:]+\s*\)", "pub", code)
-        paths = []
-        for u in re.finditer(r"\buse\s+([^;]+);", code):
-            paths += expand_use(u.group(1))
-        for p in re.finditer(r"(?<![\w:])(\w+(?:::\w+)+)", code):
-            paths.append(tuple(p.group(1).split("::")))
-        for p in paths:
-            target = resolve(p, mod, known)
-            if target is not None and target != mod and target != ():
-                edges[mod].add(target)
-    big_files.sort(reverse=True)
-    long_fns.sort(reverse=True)
-    print(f"files over {FILE_LIMIT} lines: {len(big_files)}")
-    for n, f in big_files:
-        print(f"  {n:5} {f}")
-    print(f"functions over {FN_LIMIT} lines: {len(long_fns)}")
-    for n, f in long_fns:
-        print(f"  {n:5} {f}")
-    top = {}
-    for a, bs in edges.items():
-        for b in bs:
-            if a[:1] != b[:1] and a and b:
-                top.setdefault(a[:1], set()).add(b[:1])
-    top_circles = [sorted(s) for s in tarjan(top) if len(s) > 1]
-    print(f"circles among top-level modules: {len(top_circles)}")
-    for s in sorted(top_circles):
-        print("  " + " <-> ".join("::".join(m) for m in s))
-        for a in s:
-            for b in sorted(top[a]):
-                if b in s:
-                    why = sorted("::".join(x) + " -> " + "::".join(y) for x in edges for y in edges[x] if x[:1] == a and y[:1] == b)
-                    print(f"      {'; '.join(why)}")
+    big_files, long_fns, edges = shape_of(src)
+    long_fns = sorted(set(long_fns + long_functions_beside(os.path.dirname(src))), reverse=True)
+    listed(f"files over {FILE_LIMIT} lines", big_files)
+    listed(f"functions over {FN_LIMIT} lines (src/, tests/, python/, scripts/)", long_fns)
+    top_circles = top_level_circles(edges)
     too_long = over_limit(os.path.dirname(src))
-    print(f"Rust and Python files over {HARD_FILE_LIMIT} lines: {len(too_long)}")
-    for n, f in too_long:
-        print(f"  {n:5} {f}")
+    listed(f"Rust and Python files over {HARD_FILE_LIMIT} lines", too_long)
     if check and (long_fns or top_circles or too_long):
         print(f"code-shape.py --check: {len(long_fns)} function(s) over {FN_LIMIT} lines, "
               f"{len(top_circles)} circle(s) among the top-level modules, {len(too_long)} file(s) "
               f"over {HARD_FILE_LIMIT} lines", file=sys.stderr)
         return 1
-    sccs = tarjan(edges)
-    circles = [sorted(s) for s in sccs if len(s) > 1]
-    print(f"import circles: {len(circles)}")
-    for s in sorted(circles):
-        names = ["::".join(m) or "crate" for m in s]
-        print("  " + " <-> ".join(names))
-        for a in s:
-            for b in sorted(edges[a]):
-                if b in s:
-                    print(f"      {'::'.join(a)} -> {'::'.join(b)}")
+    all_circles(edges)
 
 
 def tarjan(edges):
