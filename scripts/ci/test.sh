@@ -34,7 +34,7 @@ cargo fmt --all -- --check
 echo "== links between the README and docs/ (scripts/ci/doc-links.py)"
 python3 scripts/ci/doc-links.py .
 
-echo "== the code's shape: no function over 100 lines, no circle among the top-level modules"
+echo "== the code's shape: no function over 100 lines (src, tests, python, scripts), no file over 700, no circle among the top-level modules"
 python3 scripts/ci/code-shape.py --check > /dev/null
 
 echo "== starting the S3 test server"
