@@ -1,18 +1,21 @@
-//! The commands: each resolves its arguments as the CLI does (`Job::resolve`,
-//! `Job::resolve_import`) and calls the library functions the CLI's commands call
-//! (`epimine::commands`), on a thread of its own ([`call`]). What
-//! they return crosses as JSON (the same serialisation as `run.json` and `eval --json`), or as
-//! a [`PyTable`].
+//! The commands: `import` (of files or a dataset folder), `eval`, `report`, `background build`
+//! and `synth` call the CLI's own commands (`epimine::commands`) with the arguments the CLI
+//! would parse, and return their outcomes; on a thread of their own ([`call`]), interruptible
+//! by Ctrl-C. Two keep their own call, for what the CLI has not: the import of an Arrow table
+//! (its settings resolved as the CLI resolves them, `Job::resolve_import_over`), and `run`, which
+//! is one process whose Ctrl-C stops the run where it is (`run::run_interruptible`), where the
+//! CLI's run is a launcher's process stopped by signals. What they return crosses as JSON (the
+//! same serialisation as `run.json` and `eval --json`), or as a [`PyTable`].
 
 use std::path::PathBuf;
 
 use epimine::cli;
+use epimine::commands;
 use epimine::import::articles::{self, ArticleTable, OnError};
 use epimine::report as html;
 use epimine::run as pipeline;
 use epimine::storage::{self, Location};
-use epimine::synth as synthetic;
-use epimine::{background, eval, import};
+use epimine::{eval, import};
 use pyo3::prelude::*;
 use serde_json::json;
 
@@ -69,6 +72,42 @@ pub(crate) fn import_articles(
     timezone: Option<String>,
 ) -> PyResult<String> {
     let on_error = on_error_of(py, on_error.as_deref())?;
+    let Some(source) = table else {
+        // Article files: the CLI's own command (`epimine import --articles`).
+        let Some(spec) = articles else {
+            return Err(
+                Failure::new(Kind::Input, "no articles: give a path or a table").into_py(py),
+            );
+        };
+        let mut args = import_args(None, Some(spec), out);
+        args.job = job;
+        args.key_event_column = key_event_column;
+        args.id_column = id_column;
+        args.published_column = published_column;
+        args.title_column = title_column;
+        args.text_column = text_column;
+        args.theme_column = theme_column;
+        args.on_error = on_error;
+        args.target_chars = target_chars;
+        args.append = append;
+        args.date_format = date_format;
+        args.timezone = timezone;
+        return call::blocking(py, progress, move |interrupt| {
+            in_out(&args.out.clone(), || {
+                until_interrupted(&interrupt, async {
+                    match commands::inputs::import(args).await? {
+                        commands::inputs::Imported::Articles { result, .. } => imported(&result),
+                        commands::inputs::Imported::Dataset { .. } => Err(Failure::new(
+                            Kind::Other,
+                            "article files were imported as a dataset folder",
+                        )),
+                    }
+                })
+            })
+        });
+    };
+    // An Arrow table: the CLI has none, so the table's import is called here, with the settings
+    // resolved as the CLI resolves them.
     let overrides = epimine::job::ImportOverrides {
         key_event_column,
         id_column,
@@ -89,48 +128,63 @@ pub(crate) fn import_articles(
     };
     let config = epimine::job::Job::resolve_import_over(job.as_deref(), saved, overrides)
         .map_err(|e| Failure::from(e).into_py(py))?;
-    let table = match table {
-        Some(source) => {
-            let (schema, batches) = table::from_stream(&source)?;
-            Some(ArticleTable {
-                name: table_name.unwrap_or_else(|| "table".into()),
-                schema,
-                batches,
-            })
-        }
-        None => None,
+    let (schema, batches) = table::from_stream(&source)?;
+    let table = ArticleTable {
+        name: table_name.unwrap_or_else(|| "table".into()),
+        schema,
+        batches,
     };
     call::blocking(py, progress, move |interrupt| {
         in_out(&out, || {
             until_interrupted(&interrupt, async {
                 let loc = Location::parse(&out, true)?;
-                let result = match (&table, &articles) {
-                    (Some(t), _) if append => {
-                        articles::import_table_append(t, &loc, &config).await?
-                    }
-                    (Some(t), _) => articles::import_table(t, &loc, &config).await?,
-                    (None, Some(spec)) if append => {
-                        articles::import_append(spec, &loc, &config).await?
-                    }
-                    (None, Some(spec)) => articles::import(spec, &loc, &config).await?,
-                    (None, None) => {
-                        return Err(Failure::new(
-                            Kind::Input,
-                            "no articles: give a path or a table",
-                        ))
-                    }
+                let result = if append {
+                    articles::import_table_append(&table, &loc, &config).await?
+                } else {
+                    articles::import_table(&table, &loc, &config).await?
                 };
-                text(json!({
-                    "segments": result.segments,
-                    "files": result.files,
-                    "rows": result.rows,
-                    "rejected": result.rejected.len(),
-                    "events": result.events,
-                    "summary": articles::format_summary(&result),
-                }))
+                imported(&result)
             })
         })
     })
+}
+
+/// What an import of articles returns to Python, as JSON.
+fn imported(result: &articles::ArticlesImport) -> Result<String, Failure> {
+    text(json!({
+        "segments": result.segments,
+        "files": result.files,
+        "rows": result.rows,
+        "rejected": result.rejected.len(),
+        "events": result.events,
+        "summary": articles::format_summary(result),
+    }))
+}
+
+/// The arguments of `epimine import` for a dataset folder or article files into `out`, every
+/// other setting unset.
+fn import_args(
+    dataset_dir: Option<String>,
+    articles: Option<String>,
+    out: String,
+) -> cli::ImportArgs {
+    cli::ImportArgs {
+        dataset_dir,
+        articles,
+        out,
+        job: None,
+        key_event_column: None,
+        id_column: None,
+        published_column: None,
+        date_format: None,
+        timezone: None,
+        title_column: None,
+        text_column: None,
+        theme_column: None,
+        on_error: None,
+        target_chars: None,
+        append: false,
+    }
 }
 
 /// `on_error` as given to `import_articles`: `fail`, `skip` or none.
@@ -173,15 +227,19 @@ pub(crate) fn import_dataset(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     call::blocking(py, progress, move |interrupt| {
-        in_out(&out, || {
+        in_out(&out.clone(), || {
+            let args = import_args(Some(dataset_dir), None, out);
             until_interrupted(&interrupt, async {
-                let src = Location::parse(&dataset_dir, false)?;
-                let loc = Location::parse(&out, true)?;
-                let events = import::import(&src, &loc).await?;
-                text(json!({
-                    "events": events,
-                    "summary": import::format_summary(&events),
-                }))
+                match commands::inputs::import(args).await? {
+                    commands::inputs::Imported::Dataset { events, .. } => text(json!({
+                        "summary": import::format_summary(&events),
+                        "events": events,
+                    })),
+                    commands::inputs::Imported::Articles { .. } => Err(Failure::new(
+                        Kind::Other,
+                        "a dataset folder was imported as article files",
+                    )),
+                }
             })
         })
     })
@@ -257,12 +315,16 @@ pub(crate) fn evaluate(
     k: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
+    let args = cli::EvalArgs {
+        corpus,
+        run,
+        k,
+        json: false,
+    };
     call::blocking(py, progress, move |interrupt| {
         until_interrupted(&interrupt, async {
-            let corpus = Location::parse(&corpus, false)?;
-            let run = Location::parse(&run, false)?;
-            let report = eval::eval(&corpus, &run, k).await?;
-            text(json!({"report": report, "text": eval::format_report(&report)}))
+            let scores = commands::results::eval(args).await?;
+            text(json!({"report": scores.report(), "text": scores.to_string()}))
         })
     })
 }
@@ -285,27 +347,17 @@ pub(crate) fn report(
     trial: u32,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let order = match order.as_str() {
-        "rank" => html::SegmentOrder::Rank,
-        "confidence" => html::SegmentOrder::Confidence,
-        other => {
-            return Err(Failure::new(
-                Kind::Input,
-                format!("order: `{other}` is neither `rank` nor `confidence`"),
-            )
-            .into_py(py))
-        }
-    };
-    let options = html::ReportOptions {
+    let args = cli::ReportArgs {
+        run,
+        corpus,
+        out,
         top_segments,
         order,
         trial,
     };
     call::blocking(py, progress, move |interrupt| {
         until_interrupted(&interrupt, async {
-            let run = Location::parse(&run, false)?;
-            let corpus = Location::parse(&corpus, false)?;
-            let w = html::report(&run, &corpus, &out, &options).await?;
+            let w = commands::results::report(args).await?.0;
             text(json!({
                 "location": w.location,
                 "events": w.events,
@@ -325,9 +377,11 @@ pub(crate) fn build_background(
     out: String,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(u64, usize)> {
+    let args = cli::BackgroundBuildArgs { text, out };
     call::blocking(py, progress, move |interrupt| {
         until_interrupted(&interrupt, async {
-            Ok::<_, Failure>(background::build(&text, &out).await?)
+            let built = commands::inputs::background_build(args).await?;
+            Ok::<_, Failure>((built.docs, built.terms))
         })
     })
 }
@@ -345,12 +399,16 @@ pub(crate) fn synth(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(usize, usize)> {
     call::blocking(py, progress, move |interrupt| {
-        in_out(&out, || {
-            let corpus = synthetic::generate(events, docs_per_event, seed);
+        in_out(&out.clone(), || {
+            let args = cli::SynthArgs {
+                events,
+                docs_per_event,
+                seed,
+                out,
+            };
             until_interrupted(&interrupt, async {
-                let loc = Location::parse(&out, true)?;
-                synthetic::write(&loc, &corpus).await?;
-                Ok::<_, Failure>((corpus.segments.len(), corpus.gold_episodes.len()))
+                let made = commands::inputs::synth(args).await?;
+                Ok::<_, Failure>((made.segments, made.planted))
             })
         })
     })

@@ -3,6 +3,7 @@
 //! `LLMError`), each with the message the CLI prints after `error: `.
 
 use epimine::background::BackgroundError;
+use epimine::commands::CommandError;
 use epimine::corpus::CorpusError;
 use epimine::eval::EvalError;
 use epimine::import::articles::ArticlesError;
@@ -158,6 +159,56 @@ macro_rules! failure_from {
     };
 }
 
+fn articles_kind(e: &ArticlesError) -> Kind {
+    match e {
+        ArticlesError::Storage(s) => storage_kind(s),
+        ArticlesError::Corpus(c) => corpus_kind(c),
+        _ => Kind::Input,
+    }
+}
+
+fn import_kind(e: &ImportError) -> Kind {
+    match e {
+        ImportError::Storage(s) => storage_kind(s),
+        _ => Kind::Input,
+    }
+}
+
+fn eval_kind(e: &EvalError) -> Kind {
+    match e {
+        EvalError::Storage(s) => storage_kind(s),
+        EvalError::NotCommitted(c) => commit_kind(c),
+        _ => Kind::Input,
+    }
+}
+
+fn report_kind(e: &ReportError) -> Kind {
+    match e {
+        ReportError::Storage(s) => storage_kind(s),
+        ReportError::Corpus(c) => corpus_kind(c),
+        ReportError::Run(c) => commit_kind(c),
+        _ => Kind::Input,
+    }
+}
+
+/// A command's error ([`epimine::commands`]) as the kind of the error inside it.
+fn command_kind(e: &CommandError) -> Kind {
+    match e {
+        CommandError::Location { source, .. } => storage_kind(source),
+        CommandError::Storage(s) => storage_kind(s),
+        CommandError::Usage(_) | CommandError::Job(_) => Kind::Input,
+        CommandError::Import(e) => import_kind(e),
+        CommandError::Articles(e) => articles_kind(e),
+        CommandError::Eval(e) => eval_kind(e),
+        CommandError::Report(e) => report_kind(e),
+        CommandError::Stats(e) => stats_kind(e),
+        CommandError::Run(e) => run_kind(e),
+        CommandError::Background(e) => background_kind(e),
+        CommandError::Cluster(_) => Kind::Cluster,
+        _ => Kind::Other,
+    }
+}
+
 failure_from! {
     StorageError => storage_kind;
     CorpusError => corpus_kind;
@@ -165,24 +216,9 @@ failure_from! {
     CommitError => commit_kind;
     RunError => run_kind;
     JobError => |_: &JobError| Kind::Input;
-    ArticlesError => |e: &ArticlesError| match e {
-        ArticlesError::Storage(s) => storage_kind(s),
-        ArticlesError::Corpus(c) => corpus_kind(c),
-        _ => Kind::Input,
-    };
-    ImportError => |e: &ImportError| match e {
-        ImportError::Storage(s) => storage_kind(s),
-        _ => Kind::Input,
-    };
-    EvalError => |e: &EvalError| match e {
-        EvalError::Storage(s) => storage_kind(s),
-        EvalError::NotCommitted(c) => commit_kind(c),
-        _ => Kind::Input,
-    };
-    ReportError => |e: &ReportError| match e {
-        ReportError::Storage(s) => storage_kind(s),
-        ReportError::Corpus(c) => corpus_kind(c),
-        ReportError::Run(c) => commit_kind(c),
-        _ => Kind::Input,
-    };
+    ArticlesError => articles_kind;
+    ImportError => import_kind;
+    EvalError => eval_kind;
+    ReportError => report_kind;
+    CommandError => command_kind;
 }

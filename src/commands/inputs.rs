@@ -149,10 +149,14 @@ pub async fn import(args: cli::ImportArgs) -> Result<Imported, CommandError> {
 
 /// What `epimine synth` wrote.
 pub struct Synthesized {
-    events: usize,
-    segments: usize,
-    planted: usize,
-    out: String,
+    /// Key events.
+    pub events: usize,
+    /// Segments.
+    pub segments: usize,
+    /// Planted episodes.
+    pub planted: usize,
+    /// The corpus, as shown.
+    pub out: String,
 }
 
 impl fmt::Display for Synthesized {
@@ -182,9 +186,12 @@ pub async fn synth(args: cli::SynthArgs) -> Result<Synthesized, CommandError> {
 
 /// What `epimine background build` wrote.
 pub struct BackgroundBuilt {
-    docs: u64,
-    terms: usize,
-    out: String,
+    /// Documents read.
+    pub docs: u64,
+    /// Terms counted.
+    pub terms: usize,
+    /// The table written.
+    pub out: String,
 }
 
 impl fmt::Display for BackgroundBuilt {

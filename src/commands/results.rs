@@ -25,6 +25,13 @@ impl fmt::Display for Evaluated {
 
 impl CommandOutcome for Evaluated {}
 
+impl Evaluated {
+    /// The scores.
+    pub fn report(&self) -> &scoring::Report {
+        &self.report
+    }
+}
+
 /// `epimine eval`.
 pub async fn eval(args: cli::EvalArgs) -> Result<Evaluated, CommandError> {
     let corpus = location(&args.corpus, false, "the corpus (--corpus)")?;
@@ -56,13 +63,18 @@ impl CommandOutcome for Reported {}
 pub async fn report(args: cli::ReportArgs) -> Result<Reported, CommandError> {
     let run = location(&args.run, false, "the run (--run)")?;
     let corpus = location(&args.corpus, false, "the corpus (--corpus)")?;
+    let order = match args.order.as_str() {
+        "rank" => html::SegmentOrder::Rank,
+        "confidence" => html::SegmentOrder::Confidence,
+        other => {
+            return Err(CommandError::Usage(format!(
+                "the order of segments (--order): `{other}` is neither `rank` nor `confidence`"
+            )))
+        }
+    };
     let options = html::ReportOptions {
         top_segments: args.top_segments,
-        order: if args.order == "confidence" {
-            html::SegmentOrder::Confidence
-        } else {
-            html::SegmentOrder::Rank
-        },
+        order,
         trial: args.trial,
     };
     let written = html::report(&run, &corpus, &args.out, &options).await?;
