@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pyarrow.parquet as pq
+import pytest
 
 import epimine
 from conftest import cli
@@ -60,6 +61,10 @@ def test_evaluate_and_report_are_the_cli_s(synth_corpus, epimine_bin, tmp_path, 
     cli(epimine_bin, "report", "--run", run.location, "--corpus", synth_corpus.location,
         "--out", str(tmp_path / "cli-page.html"))
     assert filecmp.cmp(page, tmp_path / "cli-page.html", shallow=False)
+    # An order the CLI's flag would not take is refused by the same command, naming the flag.
+    with pytest.raises(epimine.InputError, match=r"--order\): `upside` is neither"):
+        run.report(tmp_path / "other.html", order="upside")
+    assert not (tmp_path / "other.html").exists()
 
 
 def test_errors_carry_the_cli_message(epimine_bin, tmp_path):
