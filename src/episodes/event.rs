@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::termspace::SalientTerm;
+use super::terms::termspace::SalientTerm;
 use crate::grouping::density::DensityError;
 use crate::tables::Segment;
 

@@ -3,36 +3,41 @@
 //! classification. For one key event, [`prepare()`] runs §3–§4 and [`episodes_without_llm`] §5
 //! (no LLM) and §6; with an LLM, `run` classifies against its episodes with [`assign()`].
 //!
-//! Each stage is a plain function in its own module: the settings in [`params`], §3–§4's glue in
-//! [`preparation`] (over [`partition`], [`candidates`], [`termspace`]), §5 without an LLM and §6's
-//! glue in [`assignment`] (over [`classify`]), the episode floor and the core split in [`episode_floor`],
-//! episode names and keywords in [`names`], term expansion and synonym groups in [`expand`], the
-//! optional rules that keep a classified episode in [`keep_rules`], the optional joining of kept
-//! episodes in [`join`] and the optional episodes of tight groups no episode covers in
-//! [`uncovered_groups`] (issue 45). The types they share (one event's input and what comes of it) are
-//! in [`event`].
+//! Each stage is a plain function in a module of its own, the modules in rooms by stage:
+//! - [`terms`] (§1–§3): term expansion and synonym groups ([`expand`]), the words told on days
+//!   of their own ([`dated_words`]), the salient term space ([`termspace`]);
+//! - [`clusters`] (§3–§4): salience and partitioning ([`partition`]), candidate clusters
+//!   ([`candidates`]) and §3–§4's glue ([`preparation`]);
+//! - [`classification`] (§5–§6): §5 without an LLM and §6's glue ([`assignment`]) over
+//!   [`classify`] and [`selection`], the optional rules that keep an episode ([`keep_rules`]),
+//!   the episode floor and the core split ([`episode_floor`]), the optional joining of kept
+//!   episodes ([`join`]), the episodes of tight groups no episode covers ([`uncovered_groups`]),
+//!   candidates that come back ([`dated_candidates`], [`distinct_candidates`]) and the phases
+//!   ([`phases`]);
+//! - [`naming`]: keywords and headline titles without an LLM ([`names`], [`headlines`]);
+//! - [`following`]: the novelty view of a followed run ([`novelty`]).
+//!
+//! The settings are in [`params`], and the types the stages share (one event's input and what
+//! comes of it) in [`event`]. Each stage's module is also at `crate::episodes::<stage>`, the
+//! path it had before the rooms.
 
-pub mod assignment;
-pub mod candidates;
-pub mod classify;
-pub mod dated_candidates;
-pub mod dated_words;
-pub mod distinct_candidates;
-pub mod episode_floor;
+pub mod classification;
+pub mod clusters;
 pub mod event;
-pub mod expand;
-pub mod headlines;
-pub mod join;
-pub mod keep_rules;
-pub mod names;
-pub mod novelty;
+pub mod following;
+pub mod naming;
 pub mod params;
-pub mod partition;
-pub mod phases;
-pub mod preparation;
-pub mod selection;
-pub mod termspace;
-pub mod uncovered_groups;
+pub mod terms;
+
+// Each stage's module at the path it had before the rooms (`crate::episodes::classify`).
+pub use classification::{
+    assignment, classify, dated_candidates, distinct_candidates, episode_floor, join, keep_rules,
+    phases, selection, uncovered_groups,
+};
+pub use clusters::{candidates, partition, preparation};
+pub use following::novelty;
+pub use naming::{headlines, names};
+pub use terms::{dated_words, expand, termspace};
 
 pub use assignment::{
     assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, WithoutLlm,

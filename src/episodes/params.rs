@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::candidates::{self, PruneRule};
-use super::classify::{self, ConfidenceRule};
-use super::{keep_rules, termspace};
+use super::classification::classify::{self, ConfidenceRule};
+use super::classification::keep_rules;
+use super::clusters::candidates::{self, PruneRule};
+use super::terms::termspace;
 use crate::grouping::density::DensityParams;
 
 /// Parameters of the episode stages, with the paper's defaults.
@@ -110,7 +111,7 @@ pub struct EpisodeParams {
     /// Join kept episodes after classification (issue 45; default `none`, see
     /// docs/quality.md): `centroids` joins those whose member centroids lie closer than μ − σ
     /// of their distances and classifies again ([`super::join`]).
-    pub join: super::join::JoinRule,
+    pub join: super::classification::join::JoinRule,
     /// Following an `--out` (issue 45): a candidate episode that continues one of the previous
     /// run's episodes (it holds at least `lineage::MIN_SHARE` of that episode's segments still
     /// in the event, or they are that share of its own) is kept whatever the relative rules
@@ -200,7 +201,7 @@ impl Default for EpisodeParams {
             cover: false,
             distinct: false,
             dated: false,
-            join: super::join::JoinRule::None,
+            join: super::classification::join::JoinRule::None,
             carry: false,
             novelty: false,
             novelty_min_articles: 5,

@@ -1,15 +1,19 @@
 //! §5 without an LLM and §6's output for one key event: episodes from the kept candidate
-//! clusters ([`cluster_episodes`]), the selection of [`super::selection`] over them, and the
+//! clusters ([`cluster_episodes`]), the selection of [`crate::episodes::classification::selection`] over them, and the
 //! kept episodes and left-out segments as rows ([`assign`], [`emit`], [`left_out`]).
 
 use std::collections::BTreeMap;
 
-use super::episode_floor::split_cores;
-use super::event::{EpisodeSpec, EventInput};
-use super::params::{Candidates, EpisodeParams};
-use super::preparation::{by_salience, Prepared};
-use super::selection::{select_episodes, Selection};
-use super::{classify, join, phases, termspace, uncovered_groups};
+use crate::episodes::classification::classify;
+use crate::episodes::classification::episode_floor::split_cores;
+use crate::episodes::classification::join;
+use crate::episodes::classification::phases;
+use crate::episodes::classification::selection::{select_episodes, Selection};
+use crate::episodes::classification::uncovered_groups;
+use crate::episodes::clusters::preparation::{by_salience, Prepared};
+use crate::episodes::event::{EpisodeSpec, EventInput};
+use crate::episodes::params::{Candidates, EpisodeParams};
+use crate::episodes::terms::termspace;
 use crate::progress::steps::Steps;
 use crate::tables::{Assignment, Episode, LeftOut};
 
@@ -84,7 +88,7 @@ fn specs_of(
         .zip(keywords)
         .map(|(g, keywords)| EpisodeSpec {
             vector: classify::harmonic_vector_of(input.embeddings, g),
-            title: super::names::title_of(&keywords),
+            title: crate::episodes::naming::names::title_of(&keywords),
             title_fields: Vec::new(),
             keywords,
             example_sentences: Vec::new(),
@@ -181,7 +185,7 @@ pub fn emit(
 /// Why each segment of a [`Selection`] is in no episode, one [`LeftOut`] row each, by article
 /// and segment: `below-confidence` (its confidence is under the significance bound of eq. 2, so
 /// it was assigned nowhere) or `episode-dropped-by-<rule>` (it was assigned to a candidate
-/// episode that rule dropped, [`super::selection::Dropped::name`]). Every segment not in a kept episode has
+/// episode that rule dropped, [`crate::episodes::classification::selection::Dropped::name`]). Every segment not in a kept episode has
 /// exactly one row.
 pub fn left_out(
     input: &EventInput,

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 /// The share of `members`' dated segments on each day (empty when none is dated).
-pub(super) fn histogram(
+pub(in crate::episodes) fn histogram(
     dates: &[Option<i32>],
     members: impl IntoIterator<Item = usize>,
 ) -> BTreeMap<i32, f64> {
@@ -35,7 +35,7 @@ pub(super) fn histogram(
 
 /// Σ_day min(a, b): 1 for the same dates in the same shares, 0 for no day in common; 1 when
 /// either side has no date (nothing tells them apart).
-pub(super) fn overlap(a: &BTreeMap<i32, f64>, b: &BTreeMap<i32, f64>) -> f64 {
+pub(in crate::episodes) fn overlap(a: &BTreeMap<i32, f64>, b: &BTreeMap<i32, f64>) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 1.0;
     }
@@ -46,7 +46,7 @@ pub(super) fn overlap(a: &BTreeMap<i32, f64>, b: &BTreeMap<i32, f64>) -> f64 {
 
 /// Each dated article's date once (`articles`: each segment's article and date), and the event's
 /// date histogram over them.
-pub(super) fn article_dates(
+pub(in crate::episodes) fn article_dates(
     articles: &[(u32, Option<i32>)],
 ) -> (Vec<Option<i32>>, BTreeMap<i32, f64>) {
     let event_dates: BTreeMap<u32, i32> = articles
@@ -58,20 +58,23 @@ pub(super) fn article_dates(
     (dates, event)
 }
 
-/// Each segment's article and date, as `episodes.dated` and [`super::dated_words`] read them.
+/// Each segment's article and date, as `episodes.dated` and [`crate::episodes::terms::dated_words`] read them.
 pub fn segment_articles(segments: &[crate::tables::Segment]) -> Vec<(u32, Option<i32>)> {
     segments.iter().map(|s| (s.doc_id, s.doc_date)).collect()
 }
 
 /// The [`overlap`] of a set of articles' dates (`own`: article → date) with the `event`'s.
-pub(super) fn articles_overlap(own: &BTreeMap<u32, i32>, event: &BTreeMap<i32, f64>) -> f64 {
+pub(in crate::episodes) fn articles_overlap(
+    own: &BTreeMap<u32, i32>,
+    event: &BTreeMap<i32, f64>,
+) -> f64 {
     let own_dates: Vec<Option<i32>> = own.values().map(|&d| Some(d)).collect();
     overlap(&histogram(&own_dates, 0..own_dates.len()), event)
 }
 
 /// The overlaps with the `event`'s dates of `draws` random sets of `n` of the event's articles
 /// (`dates`, without replacement), from the seed `seed`.
-pub(super) fn random_overlaps(
+pub(in crate::episodes) fn random_overlaps(
     n: usize,
     dates: &[Option<i32>],
     event: &BTreeMap<i32, f64>,
@@ -99,7 +102,7 @@ const DRAWS: usize = 199;
 /// The test's level: a candidate comes back when at most this share of the null's draws (with
 /// the candidate itself, as a permutation test counts it) lie as far from the event's dates.
 const LEVEL: f64 = 0.05;
-/// A candidate of fewer dated articles is not tested (coverage's bound, [`super::uncovered_groups`]).
+/// A candidate of fewer dated articles is not tested (coverage's bound, [`crate::episodes::classification::uncovered_groups`]).
 const MIN_ARTICLES: usize = 3;
 
 /// One dated candidate: its index, its articles' overlap with the event's dates and the test's
@@ -112,7 +115,7 @@ pub type DatedBack = (usize, f64, f64);
 /// (a permutation test with a fixed seed, so runs repeat). `articles` is each segment's article
 /// and date; a candidate's articles are those of its members, each counted once. Nothing changes
 /// when the event's articles carry fewer than two distinct dates. Returns what came back.
-pub(super) fn restore_dated(
+pub(in crate::episodes) fn restore_dated(
     kept: &mut [bool],
     eligible: &[bool],
     articles: &[(u32, Option<i32>)],

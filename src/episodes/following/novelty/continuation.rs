@@ -26,7 +26,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{centre, dot};
+use crate::episodes::classification::classify::{unit_centre as centre, unit_dot as dot};
 
 /// The fewest articles a previous episode has for its two halves to be compared.
 pub const MIN_ARTICLES: usize = 4;

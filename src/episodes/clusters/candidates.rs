@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::partition::{Fragment, SegmentScore};
-use super::termspace::{
+use crate::episodes::clusters::partition::{Fragment, SegmentScore};
+use crate::episodes::terms::termspace::{
     cosines, cross_cooccurrence_from, mean_std, min_max, squared_norm, Cut, TermSpace,
 };
 use crate::grouping::linkage::linkage_cut;
@@ -263,7 +263,7 @@ pub fn keep_clusters(sizes: &[usize], articles: &[usize], rule: PruneRule) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::episodes::termspace::SalientTerm;
+    use crate::episodes::terms::termspace::SalientTerm;
     use std::collections::HashMap;
 
     /// A term space of `n` terms with pseudo-random d and vectors (a fixed recurrence).

@@ -2,12 +2,13 @@
 //! split of a candidate into two cores (`episodes.split`), both judged on an episode's top
 //! [`CORE_TOP`] segments.
 
-use super::params::{EpisodeParams, CORE_TOP};
-use super::{classify, termspace};
+use crate::episodes::classification::classify;
+use crate::episodes::params::{EpisodeParams, CORE_TOP};
+use crate::episodes::terms::termspace;
 
 /// The [`CORE_TOP`] highest of an episode's densities ([`classify::ranked_density`]: those of
 /// its compared members), densest first: the top a reader sees first.
-pub(super) fn top_core(densities: &[Option<f64>]) -> Vec<f64> {
+pub(in crate::episodes) fn top_core(densities: &[Option<f64>]) -> Vec<f64> {
     let mut d: Vec<f64> = densities.iter().flatten().copied().collect();
     d.sort_by(|a, b| b.total_cmp(a));
     d.truncate(CORE_TOP);
@@ -15,7 +16,7 @@ pub(super) fn top_core(densities: &[Option<f64>]) -> Vec<f64> {
 }
 
 /// An episode's core: the mean of its [`top_core`] (None when no member was compared).
-pub(super) fn core_mean(densities: &[Option<f64>]) -> Option<f64> {
+pub(in crate::episodes) fn core_mean(densities: &[Option<f64>]) -> Option<f64> {
     let d = top_core(densities);
     (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)
 }
@@ -24,7 +25,7 @@ pub(super) fn core_mean(densities: &[Option<f64>]) -> Option<f64> {
 /// `core_of`, [`top_core`]) gate what [`restore_floor`] brings back; nothing to do when enough
 /// are kept. Cores are computed only for the episodes that [`restore_floor`] looks at (the kept
 /// ones and those with a whole top).
-pub(super) fn apply_floor<T>(
+pub(in crate::episodes) fn apply_floor<T>(
     kept: &mut [bool],
     members: &[Vec<T>],
     core_of: impl Fn(usize) -> Vec<f64>,
@@ -56,7 +57,7 @@ pub(super) fn apply_floor<T>(
 /// least `min_segments` segments and a core (`cores`: the mean density of its [`CORE_TOP`]
 /// densest segments) at least as dense as the loosest kept episode's comes back (ties by index).
 /// With no episode kept, any dropped one may come back.
-pub(super) fn restore_floor<T>(
+pub(in crate::episodes) fn restore_floor<T>(
     kept: &mut [bool],
     members: &[Vec<T>],
     cores: &[f64],

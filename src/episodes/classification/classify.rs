@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::termspace::Cut;
+use crate::episodes::terms::termspace::Cut;
 use crate::progress::steps::Steps;
 
 /// Which confidences count as significant.
@@ -46,6 +46,25 @@ pub enum RankBy {
     /// segments that touch the episode only loosely (general ones, several episodes at once)
     /// come after ([`core_density`]).
     Density,
+}
+
+/// Σ x·y of two f64 vectors in index order (the cosine of two unit vectors).
+pub fn unit_dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The unit mean of `members`' unit vectors (`units`, indexed by segment; `None` for none, or
+/// for a zero sum).
+pub fn unit_centre(units: &[Vec<f64>], members: &[usize]) -> Option<Vec<f64>> {
+    let first = members.first()?;
+    let mut sum = vec![0f64; units[*first].len()];
+    for &s in members {
+        for (a, x) in sum.iter_mut().zip(&units[s]) {
+            *a += x;
+        }
+    }
+    let norm = unit_dot(&sum, &sum).sqrt();
+    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }
 
 /// The embeddings of `members`, each scaled to unit length (a zero vector stays zero), in f64.
@@ -277,7 +296,7 @@ pub fn classify(
 }
 
 /// For each episode vector, (μ, σ) of the cosines of every one of `segments` to it: how close
-/// the event's segments lie to it at all (the background of [`crate::episodes::keep_rules::significant`]).
+/// the event's segments lie to it at all (the background of [`crate::episodes::classification::keep_rules::significant`]).
 /// Segments in fixed chunks in parallel (rayon), the chunks' sums added in order: the same bits
 /// for any number of threads. Linear in segments × episodes, as [`classify`].
 pub fn similarity_spread(segments: &[Vec<f32>], episodes: &[Vec<f32>]) -> Vec<(f64, f64)> {
@@ -316,19 +335,19 @@ pub fn similarity_spread(segments: &[Vec<f32>], episodes: &[Vec<f32>]) -> Vec<(f
 /// Segments per task of [`classify`]'s parallel loop.
 const CHUNK: usize = 1024;
 
-/// Σ x² in f64, in index order ([`cosine`](super::termspace::cosine)'s own sum).
+/// Σ x² in f64, in index order ([`cosine`](crate::episodes::terms::termspace::cosine)'s own sum).
 fn squared_norm(v: &[f32]) -> f64 {
     v.iter().fold(0f64, |n, &x| n + f64::from(x) * f64::from(x))
 }
 
-/// Σ x·y in f64, in index order ([`cosine`](super::termspace::cosine)'s own sum).
+/// Σ x·y in f64, in index order ([`cosine`](crate::episodes::terms::termspace::cosine)'s own sum).
 fn dot(a: &[f32], b: &[f32]) -> f64 {
     a.iter()
         .zip(b)
         .fold(0f64, |d, (&x, &y)| d + f64::from(x) * f64::from(y))
 }
 
-/// [`cosine`] from its three sums (the same bits as [`cosine`](super::termspace::cosine) of vectors of equal length).
+/// [`cosine`] from its three sums (the same bits as [`cosine`](crate::episodes::terms::termspace::cosine) of vectors of equal length).
 fn cosine_of(dot: f64, na: f64, nb: f64) -> f64 {
     if na == 0.0 || nb == 0.0 {
         0.0

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::termspace::{lower_bound, mean_std, min_max, TermSpace};
+use crate::episodes::terms::termspace::{lower_bound, mean_std, min_max, TermSpace};
 
 /// Per-segment scores of §3.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! `episodes.cover`, default off): after §6 has kept its episodes, the salient segments left in
 //! no episode are grouped by their sentence embeddings, and every group as tight as the
 //! episodes the rules kept becomes an episode of its own, beside them
-//! ([`super::selection::Selection::add_kept`]: the kept episodes and their segments stay as
+//! ([`crate::episodes::classification::selection::Selection::add_kept`]: the kept episodes and their segments stay as
 //! they are).
 //!
 //! The term view (§3–§4) proposes candidates only from the top δ articles' fragments, and the
@@ -23,13 +23,13 @@ use std::collections::BTreeSet;
 
 use rayon::prelude::*;
 
-use super::classify;
-use super::classify::mean_pairwise_cosine;
-use super::episode_floor::core_mean;
-use super::event::EventInput;
-use super::params::{EpisodeParams, CORE_TOP};
-use super::selection::Selection;
-use super::termspace::lower_bound;
+use crate::episodes::classification::classify;
+use crate::episodes::classification::classify::mean_pairwise_cosine;
+use crate::episodes::classification::episode_floor::core_mean;
+use crate::episodes::classification::selection::Selection;
+use crate::episodes::event::EventInput;
+use crate::episodes::params::{EpisodeParams, CORE_TOP};
+use crate::episodes::terms::termspace::lower_bound;
 use crate::grouping::linkage::linkage_cut;
 
 /// Fewest distinct articles of an uncovered group that becomes a candidate: a group from one or

@@ -11,7 +11,7 @@
 //!
 //! The test, per word with a valid salience (eq. 3: not a stop word, at least 5 segments) that
 //! is not in T: the overlap of its articles' date histogram with the event's (each normalised to
-//! 1; the overlap of [`super::dated_candidates`]) against random sets of as many of the event's articles.
+//! 1; the overlap of [`crate::episodes::classification::dated_candidates`]) against random sets of as many of the event's articles.
 //! The word joins T, with its own salience, when its overlap lies at least [`Z`] standard
 //! deviations below the random sets' mean. Thousands of words are tested per event, so the
 //! bound is far in the tail (a one-sided normal 3σ: about one word in 700 by chance), not a 5%
@@ -24,7 +24,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
-use super::dated_candidates::{article_dates, articles_overlap, random_overlaps};
+use crate::episodes::classification::dated_candidates::{
+    article_dates, articles_overlap, random_overlaps,
+};
 use crate::stats::formulas::NOT_SALIENT;
 use crate::tables::Term;
 

@@ -2,7 +2,7 @@
 //! cohesion and size rules in the method's own significance terms (μ − σ over the event's
 //! episodes).
 
-use super::termspace::{mean_std, Cut};
+use crate::episodes::terms::termspace::{mean_std, Cut};
 
 /// Episodes kept by cohesion: the mean cosine of an episode's assigned segments to its vector,
 /// against the same mean over the event's episodes.

@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rayon::prelude::*;
 
-use super::event::{EventCounts, EventError, EventInput};
-use super::params::{Candidates, EpisodeParams, CHUNK};
-use super::termspace::TermSpace;
-use super::{candidates, names, partition};
+use crate::episodes::clusters::candidates;
+use crate::episodes::clusters::partition;
+use crate::episodes::event::{EventCounts, EventError, EventInput};
+use crate::episodes::naming::names;
+use crate::episodes::params::{Candidates, EpisodeParams, CHUNK};
+use crate::episodes::terms::termspace::TermSpace;
 use crate::grouping::density;
 use crate::progress::steps::Steps;
 use crate::tables::FragmentRow;
@@ -27,11 +29,11 @@ pub struct Prepared {
     /// The kept candidate clusters (after pruning): their segments (indices into the event's
     /// segments) by descending segment salience.
     pub groups: Vec<Vec<usize>>,
-    pub(super) space: TermSpace,
-    pub(super) seg_terms: Vec<Vec<usize>>,
-    pub(super) scores: Vec<f64>,
+    pub(in crate::episodes) space: TermSpace,
+    pub(in crate::episodes) seg_terms: Vec<Vec<usize>>,
+    pub(in crate::episodes) scores: Vec<f64>,
     /// Per term: boilerplate of articles' openings ([`names::boilerplate_terms`]).
-    pub(super) boilerplate: Vec<bool>,
+    pub(in crate::episodes) boilerplate: Vec<bool>,
 }
 
 /// §3–§4 for one key event: segment salience, partitioning into fragments, top articles,
@@ -169,9 +171,10 @@ fn fragment_candidates(
     let ranks = candidates::article_ranks(fragments, scores);
     let top = if params.top_by_day {
         // Each article's date.
-        let dates: BTreeMap<u32, Option<i32>> = super::dated_candidates::segment_articles(segs)
-            .into_iter()
-            .collect();
+        let dates: BTreeMap<u32, Option<i32>> =
+            crate::episodes::classification::dated_candidates::segment_articles(segs)
+                .into_iter()
+                .collect();
         candidates::top_articles_by_day(
             &ranks,
             &dates,
@@ -246,7 +249,7 @@ fn fragment_candidates(
 }
 
 /// Segments by descending salience score (ties by position), each once.
-pub(super) fn by_salience(mut members: Vec<usize>, scores: &[f64]) -> Vec<usize> {
+pub(in crate::episodes) fn by_salience(mut members: Vec<usize>, scores: &[f64]) -> Vec<usize> {
     members.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
     members.dedup();
     members

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::classify;
+use crate::episodes::classification::classify;
 
 /// When two episodes join.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +65,7 @@ pub fn centroid_distances(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec
 /// [`JoinRule::Centroids`].
 fn by_centroids(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<usize> {
     let condensed = centroid_distances(embeddings, groups);
-    let bound = super::termspace::Cut::MeanMinusStd.bound(&condensed);
+    let bound = crate::episodes::terms::termspace::Cut::MeanMinusStd.bound(&condensed);
     crate::grouping::linkage::linkage_cut(&condensed, groups.len(), kodama::Method::Complete, bound)
 }
 

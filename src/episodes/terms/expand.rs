@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use crate::stats::formulas::discriminative;
 use crate::tables::{Pair, Term};
 
-use super::termspace::SalientTerm;
+use crate::episodes::terms::termspace::SalientTerm;
 
 /// The event's terms after expansion and grouping.
 #[derive(Debug, Clone, Default)]
@@ -110,7 +110,7 @@ pub struct TermParams {
     /// Synonym bound (reference: 0.85).
     pub synonym: f64,
     /// At most this many terms in T, the most salient (0: no cap). T's discriminative
-    /// co-occurrence and similarity are |T|×|T| matrices ([`super::termspace::TermSpace`]), so
+    /// co-occurrence and similarity are |T|×|T| matrices ([`crate::episodes::terms::termspace::TermSpace`]), so
     /// the cap bounds their memory and the synonym search.
     pub max_terms: usize,
     /// At most this many non-salient words are tried for expansion, the most frequent in the
@@ -400,7 +400,7 @@ fn group_pairs(key_event: &str, salient: &[SalientTerm], segments: &[&str]) -> V
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(in crate::episodes) mod tests {
     use super::*;
 
     /// A term row of event "e" (one background document).

@@ -49,9 +49,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::classify;
-use super::event::EventInput;
-use super::params::EpisodeParams;
+use crate::episodes::classification::classify::{self, unit_centre as centre, unit_dot as dot};
+use crate::episodes::event::EventInput;
+use crate::episodes::params::EpisodeParams;
 use crate::tables::{Assignment, Episode, EpisodeSpan, LeftOut};
 
 /// The source of an episode the novelty view made of today's articles (`episodes.source`).
@@ -97,25 +97,8 @@ pub struct Rows<'a> {
 }
 
 /// The keywords of each of some groups of segments, most telling first
-/// ([`super::Prepared::keywords`] in a run).
+/// ([`crate::episodes::clusters::preparation::Prepared::keywords`] in a run).
 pub type Keywords<'a> = dyn Fn(&[Vec<usize>]) -> Vec<Vec<String>> + 'a;
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// The unit mean of `members`' unit embeddings (`None` for none).
-fn centre(units: &[Vec<f64>], members: &[usize]) -> Option<Vec<f64>> {
-    let first = members.first()?;
-    let mut sum = vec![0f64; units[*first].len()];
-    for &s in members {
-        for (a, x) in sum.iter_mut().zip(&units[s]) {
-            *a += x;
-        }
-    }
-    let norm = dot(&sum, &sum).sqrt();
-    (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
-}
 
 /// The median of `values` (the lower of the two middle ones; `values` not empty).
 fn median(mut values: Vec<f64>) -> f64 {
@@ -167,7 +150,7 @@ pub fn novelty_view(
     let article_cohesion = if cohesions.is_empty() {
         f64::INFINITY
     } else {
-        super::termspace::Cut::Mean.bound(&cohesions)
+        crate::episodes::terms::termspace::Cut::Mean.bound(&cohesions)
     };
     if !cohesion.is_finite() || !article_cohesion.is_finite() {
         return report;
@@ -570,7 +553,7 @@ fn added_row(
         episode_id: id,
         stable_id: None,
         status: None,
-        title: super::names::title_of(&keywords),
+        title: crate::episodes::naming::names::title_of(&keywords),
         title_fields: Vec::new(),
         keywords,
         example_sentences: Vec::new(),
@@ -643,13 +626,17 @@ fn rebuild(
         episodes.push(row);
         order.push(std::mem::take(m));
     }
-    // The phases again, over every episode (`super::phases`, as §6 groups its own): one of
+    // The phases again, over every episode (`crate::episodes::classification::phases`, as §6 groups its own): one of
     // today's that tells the same phase as an older one reads as a part of it.
     let dates: Vec<Option<i32>> = segs.iter().map(|s| s.doc_date).collect();
     for (episode, phase) in
         episodes
             .iter_mut()
-            .zip(super::phases::phases(input.embeddings, &dates, &order))
+            .zip(crate::episodes::classification::phases::phases(
+                input.embeddings,
+                &dates,
+                &order,
+            ))
     {
         episode.phase_id = phase as u32;
     }
@@ -676,6 +663,6 @@ fn rebuild(
         .sort_by_key(|a| (a.trial, a.episode_id, a.rank));
 }
 
-mod continuation;
+pub mod continuation;
 #[cfg(test)]
 mod tests;

@@ -8,12 +8,12 @@
 //! members (the cosine to their own episode vector, paper eq. 2's similarity, less the cosine to
 //! the nearest kept episode's vector).
 
-use super::termspace;
+use crate::episodes::terms::termspace;
 
 /// One candidate's separation from the episodes of `against` (itself excluded): the mean over
 /// its members of the cosine to its own vector less the highest cosine to another episode's
 /// vector. `None` without members or without another episode.
-pub(super) fn separation(
+pub(in crate::episodes) fn separation(
     embeddings: &[Vec<f32>],
     vectors: &[Vec<f32>],
     members: &[(f64, usize)],
@@ -44,7 +44,7 @@ pub(super) fn separation(
 /// rules left it, so the order of candidates does not matter. Nothing changes with fewer than
 /// two kept episodes (the floor, `min_episodes`, handles those events). Returns the candidates
 /// brought back.
-pub(super) fn restore_distinct(
+pub(in crate::episodes) fn restore_distinct(
     kept: &mut [bool],
     eligible: &[bool],
     embeddings: &[Vec<f32>],

@@ -8,7 +8,7 @@
 //! Two episodes are one phase when they lie together and are told over the same days:
 //! - *together*: §5's merge rule over what classification put in each episode — the cosine
 //!   distance of their member centroids (the mean unit embedding of their segments) under μ − σ
-//!   of all the event's episode pairs' ([`super::join::centroid_distances`]);
+//!   of all the event's episode pairs' ([`crate::episodes::classification::join::centroid_distances`]);
 //! - *the same days*: the dates of their segments' articles overlap by at least half (the
 //!   intersection of the two date histograms, each normalised to 1, is ≥ ½). A story's phases
 //!   follow one another, so episodes that lie close but are told on different days (a warning
@@ -20,8 +20,8 @@
 
 use std::collections::BTreeMap;
 
-use super::dated_candidates::{histogram, overlap};
-use super::join;
+use crate::episodes::classification::dated_candidates::{histogram, overlap};
+use crate::episodes::classification::join;
 
 /// The share of their dates two episodes have in common, ½ or more for one phase.
 const SAME_DAYS: f64 = 0.5;
@@ -41,7 +41,7 @@ pub fn phases(
         return (0..n).collect();
     }
     let mut condensed = join::centroid_distances(embeddings, members);
-    let bound = super::termspace::Cut::MeanMinusStd.bound(&condensed);
+    let bound = crate::episodes::terms::termspace::Cut::MeanMinusStd.bound(&condensed);
     let days: Vec<BTreeMap<i32, f64>> = members
         .iter()
         .map(|m| histogram(dates, m.iter().copied()))

@@ -2,10 +2,14 @@
 //! eq. 2) and the rules that keep an episode — `min_segments`, cohesion, size, core, the floor,
 //! the cap and carry — each dropped candidate with the rule that dropped it ([`Selection`]).
 
-use super::episode_floor::{apply_floor, core_mean, top_core};
-use super::event::{EpisodeSpec, EventInput};
-use super::params::EpisodeParams;
-use super::{classify, dated_candidates, distinct_candidates, keep_rules, termspace};
+use crate::episodes::classification::classify;
+use crate::episodes::classification::dated_candidates;
+use crate::episodes::classification::distinct_candidates;
+use crate::episodes::classification::episode_floor::{apply_floor, core_mean, top_core};
+use crate::episodes::classification::keep_rules;
+use crate::episodes::event::{EpisodeSpec, EventInput};
+use crate::episodes::params::EpisodeParams;
+use crate::episodes::terms::termspace;
 use crate::progress::steps::Steps;
 
 /// Why a candidate episode is not in the output: the first rule of §6 that dropped it, in the
@@ -56,7 +60,7 @@ pub struct Selection {
     /// where not computed).
     pub core: Vec<Option<f64>>,
     /// Densities among each kept episode's members (for `rank = "density"`).
-    pub(super) densities: Vec<Option<Vec<Option<f64>>>>,
+    pub(in crate::episodes) densities: Vec<Option<Vec<Option<f64>>>>,
 }
 
 impl Selection {
@@ -73,7 +77,7 @@ impl Selection {
 
     /// Adds `groups` (segment indices, none of them in a kept episode) as kept episodes with
     /// vectors `specs`, each holding exactly its group's segments, ranked as the others
-    /// (`params.rank`): coverage's episodes ([`super::uncovered_groups`]). The kept episodes and their
+    /// (`params.rank`): coverage's episodes ([`crate::episodes::classification::uncovered_groups`]). The kept episodes and their
     /// segments stay as they are.
     pub fn add_kept(
         &mut self,
@@ -409,10 +413,10 @@ fn cap(
         return;
     }
     match params.cap_by {
-        super::params::CapBy::Size => {
+        crate::episodes::params::CapBy::Size => {
             ranked.sort_by(|&a, &b| members[b].len().cmp(&members[a].len()).then(a.cmp(&b)))
         }
-        super::params::CapBy::Core => {
+        crate::episodes::params::CapBy::Core => {
             let mut by_core: Vec<(usize, f64)> = ranked
                 .iter()
                 .map(|&e| (e, core_of(e).unwrap_or(f64::NEG_INFINITY)))
