@@ -48,11 +48,6 @@ pub enum RankBy {
     Density,
 }
 
-/// Σ x·y of two f64 vectors in index order (the cosine of two unit vectors).
-pub fn unit_dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// The unit mean of `members`' unit vectors (`units`, indexed by segment; `None` for none, or
 /// for a zero sum).
 pub fn unit_centre(units: &[Vec<f64>], members: &[usize]) -> Option<Vec<f64>> {
@@ -63,7 +58,7 @@ pub fn unit_centre(units: &[Vec<f64>], members: &[usize]) -> Option<Vec<f64>> {
             *a += x;
         }
     }
-    let norm = unit_dot(&sum, &sum).sqrt();
+    let norm = dot64(&sum, &sum).sqrt();
     (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
 }
 
@@ -137,8 +132,8 @@ fn dots4_f64(a: &[f64], b: [&[f64]; 4]) -> [f64; 4] {
 }
 
 /// The dot product of two f64 vectors, summed in index order (so `x·y` and `y·x` are the same
-/// bits).
-fn dot64(a: &[f64], b: &[f64]) -> f64 {
+/// bits; the cosine of two unit vectors).
+pub fn dot64(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 

@@ -49,7 +49,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::episodes::classification::classify::{self, unit_centre as centre, unit_dot as dot};
+use crate::episodes::classification::classify::{self, dot64 as dot, unit_centre as centre};
 use crate::episodes::event::EventInput;
 use crate::episodes::params::EpisodeParams;
 use crate::tables::{Assignment, Episode, EpisodeSpan, LeftOut};

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::episodes::classification::classify::{unit_centre as centre, unit_dot as dot};
+use crate::episodes::classification::classify::{dot64 as dot, unit_centre as centre};
 
 /// The fewest articles a previous episode has for its two halves to be compared.
 pub const MIN_ARTICLES: usize = 4;
