@@ -71,27 +71,30 @@ pub(crate) fn import_articles(
     date_format: Option<String>,
     timezone: Option<String>,
 ) -> PyResult<String> {
-    let on_error = on_error_of(py, on_error.as_deref())?;
+    let args = cli::ImportArgs {
+        dataset_dir: None,
+        articles,
+        out,
+        job,
+        key_event_column,
+        id_column,
+        published_column,
+        date_format,
+        timezone,
+        title_column,
+        text_column,
+        theme_column,
+        on_error: on_error_of(py, on_error.as_deref())?,
+        target_chars,
+        append,
+    };
     let Some(source) = table else {
         // Article files: the CLI's own command (`epimine import --articles`).
-        let Some(spec) = articles else {
+        if args.articles.is_none() {
             return Err(
                 Failure::new(Kind::Input, "no articles: give a path or a table").into_py(py),
             );
-        };
-        let mut args = import_args(None, Some(spec), out);
-        args.job = job;
-        args.key_event_column = key_event_column;
-        args.id_column = id_column;
-        args.published_column = published_column;
-        args.title_column = title_column;
-        args.text_column = text_column;
-        args.theme_column = theme_column;
-        args.on_error = on_error;
-        args.target_chars = target_chars;
-        args.append = append;
-        args.date_format = date_format;
-        args.timezone = timezone;
+        }
         return call::blocking(py, progress, move |interrupt| {
             in_out(&args.out.clone(), || {
                 until_interrupted(&interrupt, async {
@@ -107,27 +110,17 @@ pub(crate) fn import_articles(
         });
     };
     // An Arrow table: the CLI has none, so the table's import is called here, with the settings
-    // resolved as the CLI resolves them.
-    let overrides = epimine::job::ImportOverrides {
-        key_event_column,
-        id_column,
-        published_column,
-        title_column,
-        text_column,
-        theme_column,
-        on_error,
-        date_format,
-        timezone,
-        target_chars,
-    };
-    // An append starts from the corpus's own settings (its first import's), as the CLI's.
+    // resolved as the CLI resolves them: an append starts from the corpus's own settings (its
+    // first import's), the job file and the arguments over them.
     let saved = if append {
-        saved_import_config(py, &out)?
+        saved_import_config(py, &args.out)?
     } else {
         None
     };
-    let config = epimine::job::Job::resolve_import_over(job.as_deref(), saved, overrides)
+    let config = args
+        .import_config_over(saved)
         .map_err(|e| Failure::from(e).into_py(py))?;
+    let out = args.out;
     let (schema, batches) = table::from_stream(&source)?;
     let table = ArticleTable {
         name: table_name.unwrap_or_else(|| "table".into()),
@@ -161,16 +154,12 @@ fn imported(result: &articles::ArticlesImport) -> Result<String, Failure> {
     }))
 }
 
-/// The arguments of `epimine import` for a dataset folder or article files into `out`, every
-/// other setting unset.
-fn import_args(
-    dataset_dir: Option<String>,
-    articles: Option<String>,
-    out: String,
-) -> cli::ImportArgs {
+/// The arguments of `epimine import` for the dataset folder `dataset_dir` into `out`, every other
+/// setting unset.
+fn dataset_args(dataset_dir: String, out: String) -> cli::ImportArgs {
     cli::ImportArgs {
-        dataset_dir,
-        articles,
+        dataset_dir: Some(dataset_dir),
+        articles: None,
         out,
         job: None,
         key_event_column: None,
@@ -228,7 +217,7 @@ pub(crate) fn import_dataset(
 ) -> PyResult<String> {
     call::blocking(py, progress, move |interrupt| {
         in_out(&out.clone(), || {
-            let args = import_args(Some(dataset_dir), None, out);
+            let args = dataset_args(dataset_dir, out);
             until_interrupted(&interrupt, async {
                 match commands::inputs::import(args).await? {
                     commands::inputs::Imported::Dataset { events, .. } => text(json!({
