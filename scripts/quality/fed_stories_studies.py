@@ -67,7 +67,9 @@ def nearest_centroid_recall(x, phase_of, scored):
     return sum(right[p] / phase_of.count(p) for p in scored) / len(scored)
 
 
-def oracle(args, import_cmd, call, min_phase):
+def oracle(args, import_cmd, call, min_phase, arrives):
+    """`arrives`: the share of a phase's articles that come on one day for it to arrive that day
+    (as `daily` counts it, from day 2: day 1 has no previous run)."""
     import numpy as np
     import pyarrow.parquet as pq
     n_days = 0
@@ -87,9 +89,12 @@ def oracle(args, import_cmd, call, min_phase):
         if name.startswith("segments") and name.endswith(".parquet"):
             rows += pq.read_table(os.path.join(corpus, name), columns=["key_event", "source_id", "text"]).to_pylist()
     texts, vectors = os.path.join(args.work, "segments.txt"), os.path.join(args.work, "vectors.parquet")
-    with open(texts, "w", encoding="utf-8") as f:
-        f.writelines(" ".join(r["text"].split()) + "\n" for r in rows)
-    call("encode", [args.bin, "encode", "--input", texts, "--out", vectors], os.path.join(logs, "encode.log"), (0,))
+    lines = "".join(" ".join(r["text"].split()) + "\n" for r in rows)
+    same = os.path.exists(vectors) and os.path.exists(texts) and open(texts, encoding="utf-8").read() == lines
+    if not same:  # the same segments as the last oracle in this --work: its vectors serve
+        with open(texts, "w", encoding="utf-8") as f:
+            f.write(lines)
+        call("encode", [args.bin, "encode", "--input", texts, "--out", vectors], os.path.join(logs, "encode.log"), (0,))
     t = pq.read_table(vectors)
     v = np.array(t.column(t.num_columns - 1).to_pylist(), dtype=np.float64)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
@@ -100,6 +105,11 @@ def oracle(args, import_cmd, call, min_phase):
         if r["source_id"] in truth:
             by_article[r["key_event"], r["source_id"]].append(i)
     seen = defaultdict(lambda: defaultdict(list))  # method -> (event, phase) -> found per day
+    on_day = defaultdict(list)  # method -> found on its day, for each phase arriving on a day
+    per_day = defaultdict(Counter)  # (event, phase) -> day -> articles
+    for r in truth.values():
+        if r["phase"] != "noise":
+            per_day[r["event"], r["phase"]][int(r["day"])] += 1
     rng = np.random.default_rng(0)
     for day in range(1, n_days + 1):
         line = []
@@ -121,6 +131,9 @@ def oracle(args, import_cmd, call, min_phase):
             for name, f in found.items():
                 for p in scored:
                     seen[name][event, p].append(p in f)
+                    days = per_day[event, p]
+                    if day > 1 and sum(days.values()) >= min_phase and days[day] >= arrives * sum(days.values()):
+                        on_day[name].append(p in f)
             line.append(f"  {event}: {len(scored)} phases; k-means found {len(found['k'])} (k), "
                         f"{len(found['k+2'])} (k+2); supervised recall {recall:.2f}")
         print(f"--- day {day} (days 1..{day})\n" + "\n".join(line))
@@ -128,7 +141,8 @@ def oracle(args, import_cmd, call, min_phase):
         always = sum(all(f) for f in seen[name].values())
         runs = sum(sum(f) for f in seen[name].values())
         print(f"k-means told the true count ({name}): phases found in every daily run {always} of "
-              f"{len(seen[name])}; phase-runs found {runs} of {sum(len(f) for f in seen[name].values())}")
+              f"{len(seen[name])}; phase-runs found {runs} of {sum(len(f) for f in seen[name].values())}; "
+              f"arriving phases found on their day {sum(on_day[name])} of {len(on_day[name])}")
 
 
 def day_overlap(a, b):

@@ -15,7 +15,10 @@
 //!    and lost the next were split so, and a development that grew threefold in a day into
 //!    pieces mostly of today's articles); a reader following it keeps one episode and one id. A
 //!    piece made mostly of another episode's old segments, or of today's articles that do not
-//!    continue it, is not joined, so today's developments stay apart (1.–3.).
+//!    continue it, is not joined, so today's developments stay apart (1.–3.). It is done again
+//!    after 3.: once today's groups are episodes of their own, what a piece has left may be
+//!    yesterday's episode's segments alone (its recaps, or a piece cut with today's articles of
+//!    another development), and it joins too.
 //! 0. **Told on.** A previous run's episode that no kept episode continues (none shares
 //!    [`crate::lineage::MIN_SHARE`] of either's segments with it, the lineage's own link) is
 //!    told on as an episode (`source = "carried"`) of its segments that are left out or lie
@@ -192,6 +195,9 @@ pub fn novelty_view(
         }
     }
     report.groups.sort_unstable_by(|a, b| b.cmp(a));
+    // 0a again: with today's groups taken out, a piece of yesterday's episode may now be made
+    // mostly of it.
+    report.rejoined += rejoin(segs, &units, previous, &mut members, &mut home, arrived);
     if members.len() > kept || report.rejoined > 0 {
         report.dropped = members[..kept]
             .iter()

@@ -264,11 +264,12 @@ fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
     ];
     let (report, episodes, assignments, _) = view_episodes(&embeddings, &arrived, &kept, &previous);
     // The two pieces are one again; today's axis-1 articles (an episode with two recaps of
-    // yesterday's, not a piece of it) stay apart from it.
-    assert_eq!(report.rejoined, 1, "{report:?}");
+    // yesterday's, not a piece of it) stay apart from it, and once they are an episode of their
+    // own, the two recaps left behind are a piece of yesterday's episode: joined too.
+    assert_eq!(report.rejoined, 2, "{report:?}");
     let of = |e: u32| doc_ids_of(&assignments, e);
-    assert_eq!(of(0), (0..18).chain(20..23).collect::<Vec<u32>>());
-    assert_eq!(episodes[0].n_segments, 21);
+    assert_eq!(of(0), (0..23).collect::<Vec<u32>>());
+    assert_eq!(episodes[0].n_segments, 23);
     let today: BTreeSet<u32> = assignments
         .iter()
         .filter(|a| a.doc_id >= 23)
@@ -282,7 +283,7 @@ fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
         .filter(|a| a.episode_id == 0)
         .map(|a| a.rank)
         .collect();
-    assert_eq!(ranks, (0..21).collect::<Vec<u32>>());
+    assert_eq!(ranks, (0..23).collect::<Vec<u32>>());
 }
 
 #[test]
@@ -307,10 +308,11 @@ fn a_development_grown_threefold_overnight_is_kept_whole() {
     let (report, _, assignments, _) = view_episodes(&embeddings, &arrived, &kept, &previous);
     // The two pieces continue P (their centre is as close to P as P's halves are to each other,
     // far closer than Q is): one episode again. The axis-1 piece holds only P's segments among
-    // its old ones too, but its centre is another development's: it is not joined.
-    assert_eq!(report.rejoined, 1, "{report:?}");
+    // its old ones too, but its centre is another development's: it is not joined, until
+    // today's axis-1 articles are an episode of their own and it is P's 2 recaps alone.
+    assert_eq!(report.rejoined, 2, "{report:?}");
     let of = |e: u32| doc_ids_of(&assignments, e);
-    assert_eq!(of(0), (0..6).chain(14..32).collect::<Vec<u32>>());
+    assert_eq!(of(0), (0..8).chain(14..32).collect::<Vec<u32>>());
     let axis1: BTreeSet<u32> = assignments
         .iter()
         .filter(|a| a.doc_id >= 32)
@@ -346,4 +348,37 @@ fn the_continuation_test_tells_a_development_grown_from_one_beside_it() {
     // A quarter of P and three quarters of another development: not P's.
     let mixed: Vec<usize> = (16..18).chain(24..30).collect();
     assert_eq!(continuation::closest(&units, &told, &mixed), None);
+}
+
+#[test]
+fn a_piece_left_of_yesterday_s_episode_once_today_s_group_is_out_is_kept_whole() {
+    // Yesterday: P, 8 segments along axis 0, and Q, 6 along axis 2. Today 3 more arrived along
+    // axis 0 and 10 along axis 1. The fresh run cut P in two: one piece with 4 of P's and the 3
+    // new ones, the other with P's 4 others and today's 10 axis-1 articles (P's share 4 of 14,
+    // under MIN_SHARE, and its centre is the axis-1 development's): not joined at first.
+    let mut embeddings: Vec<Vec<f32>> = (0..8).map(|i| along(0, i)).collect();
+    embeddings.extend((0..6).map(|i| along(2, i)));
+    embeddings.extend((0..3).map(|i| along(0, i)));
+    embeddings.extend((0..10).map(|i| along(1, i)));
+    let arrived: Vec<bool> = (0..27).map(|s| s >= 14).collect();
+    let previous = vec![(0..8).collect::<Vec<usize>>(), (8..14).collect()];
+    let kept = vec![
+        (0..4).chain(14..17).collect::<Vec<usize>>(),
+        (4..8).chain(17..27).collect(),
+        (8..14).collect(),
+    ];
+    let (report, episodes, assignments, _) = view_episodes(&embeddings, &arrived, &kept, &previous);
+    // Today's axis-1 articles become an episode of their own; what is left of the second piece
+    // is P's alone, and it joins the first: P is one episode again.
+    assert_eq!((report.added, report.rejoined), (1, 1), "{report:?}");
+    let of = |e: u32| doc_ids_of(&assignments, e);
+    assert_eq!(of(0), (0..8).chain(14..17).collect::<Vec<u32>>());
+    let axis1: BTreeSet<u32> = assignments
+        .iter()
+        .filter(|a| a.doc_id >= 17)
+        .map(|a| a.episode_id)
+        .collect();
+    assert_eq!(axis1.len(), 1, "today's development in one episode");
+    assert!(!axis1.contains(&0));
+    assert_eq!(episodes.len(), 3, "P, Q and today's development");
 }
