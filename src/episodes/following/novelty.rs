@@ -37,7 +37,12 @@
 //!    has some is a vector (their unit mean), and those articles are grouped by average linkage
 //!    of their cosine distances, cut at the mean cohesion of the kept episodes' articles (each
 //!    episode's mean pairwise cosine of its articles' vectors): a group of today's articles is
-//!    as tight as the articles of an episode of the event.
+//!    as tight as the articles of an episode of the event. A group is two developments when
+//!    the two sides at the top of its linkage (each of `novelty_min_articles` or more) lie
+//!    further apart than half-way from how far the event's developments lie from each other
+//!    (the median, over the kept episodes, of the cosine of each one's centre to its nearest
+//!    other's) up to the group's own level (the cosine of its halves, [`continuation`]): it is
+//!    cut in two (two phases of one coup arriving on one day, whose articles share its words).
 //! 3. **Today's episodes.** A group of at least `novelty_min_articles` articles (and
 //!    `min_segments` segments) becomes an episode (`source = "novelty"`) of those segments,
 //!    taken out of the episodes they were in or out of `left_out`. A kept episode left with
@@ -47,7 +52,8 @@
 //!    developments whole and telling today's articles on their own.
 //!
 //! Costs: one pass over the event's segments, then the linkage over today's articles with
-//! unmatched segments (quadratic in them: one day's articles of one event, not the event's).
+//! unmatched segments (quadratic in them: one day's articles of one event, not the event's), and
+//! once more over each group of twice `novelty_min_articles` or more (no more than the first).
 //! The same rows for any worker or process layout: a plain function of one event's rows.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -180,7 +186,11 @@ pub fn novelty_view(
     report.unmatched = unmatched.len();
     // 2. Today's articles grouped by their unmatched segments, cut at the loosest kept
     // episode's cohesion among its articles; 3. the groups of enough articles become episodes.
-    for g in article_groups(segs, &units, &unmatched, article_cohesion) {
+    let apart = continuation::apart(&continuation::told(segs, &units, &members));
+    let groups = article_groups(segs, &units, &unmatched, article_cohesion)
+        .into_iter()
+        .flat_map(|g| two_developments(segs, &units, g, apart, params.novelty_min_articles));
+    for g in groups {
         report.groups.push(
             g.iter()
                 .map(|&s| segs[s].doc_id)
@@ -366,6 +376,54 @@ fn article_groups(
             .extend(articles[i].1.iter().copied());
     }
     groups.into_values().collect()
+}
+
+/// A group of today's articles cut in two at the top of its average linkage when its two sides
+/// are two developments: both of `min_articles` articles or more, and the cosine of their
+/// centres under half-way from `apart` (how close the event's developments lie to their
+/// nearest other) up to the group's own level ([`continuation::itself`]).
+fn two_developments(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    g: Vec<usize>,
+    apart: Option<f64>,
+    min_articles: usize,
+) -> Vec<Vec<usize>> {
+    let articles = article_vectors(segs, units, &g);
+    let n = articles.len();
+    let (Some(apart), Some(itself)) = (apart, continuation::itself(segs, units, &g)) else {
+        return vec![g];
+    };
+    if n < 2 * min_articles.max(1) || itself <= apart {
+        return vec![g];
+    }
+    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
+        }
+    }
+    let labels = crate::grouping::linkage::linkage_cut_floor(
+        &condensed,
+        n,
+        kodama::Method::Average,
+        f64::INFINITY,
+        2,
+    );
+    let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    let mut counts = [0usize; 2];
+    for (i, &label) in labels.iter().enumerate() {
+        let side = label.min(1);
+        sides[side].extend(articles[i].1.iter().copied());
+        counts[side] += 1;
+    }
+    if counts.iter().any(|&c| c < min_articles.max(1)) {
+        return vec![g];
+    }
+    match (centre(units, &sides[0]), centre(units, &sides[1])) {
+        (Some(a), Some(b)) if dot(&a, &b) - apart < (itself - apart) / 2.0 => sides.into(),
+        _ => vec![g],
+    }
 }
 
 /// The previous run's episodes (`previous`, indices of this run's segments) that no kept

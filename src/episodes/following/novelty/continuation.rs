@@ -52,25 +52,8 @@ pub(super) fn told(
 ) -> Vec<Told> {
     let mut told: Vec<(usize, Vec<f64>, f64)> = Vec::new();
     for (index, p) in previous.iter().enumerate() {
-        let articles: Vec<u32> = p
-            .iter()
-            .map(|&s| segs[s].doc_id)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if articles.len() < MIN_ARTICLES {
-            continue;
-        }
-        // The halves: P's articles taken alternately in id order.
-        let (a, b): (Vec<usize>, Vec<usize>) = p.iter().partition(|&&s| {
-            articles
-                .binary_search(&segs[s].doc_id)
-                .is_ok_and(|i| i % 2 == 0)
-        });
-        if let (Some(c), Some(ca), Some(cb)) =
-            (centre(units, p), centre(units, &a), centre(units, &b))
-        {
-            told.push((index, c, dot(&ca, &cb)));
+        if let (Some(c), Some(level)) = (centre(units, p), itself(segs, units, p)) {
+            told.push((index, c, level));
         }
     }
     let nearest: Vec<f64> = told
@@ -108,4 +91,37 @@ pub(super) fn closest(units: &[Vec<f64>], told: &[Told], m: &[usize]) -> Option<
         },
     )?;
     (cos - p.nearest >= (p.itself - p.nearest) / 2.0).then_some(p.index)
+}
+
+/// How far apart the developments of `told` lie: the median of each one's nearest other
+/// development's cosine (`None` without any).
+pub(super) fn apart(told: &[Told]) -> Option<f64> {
+    let mut v: Vec<f64> = told.iter().map(|t| t.nearest).collect();
+    v.sort_by(f64::total_cmp);
+    v.get((v.len().max(1) - 1) / 2).copied()
+}
+
+/// The cosine between the centres of the halves of the segments `m`, their articles taken
+/// alternately in id order: how close a set of segments is to itself (`None` under
+/// [`MIN_ARTICLES`] articles).
+pub(super) fn itself(
+    segs: &[crate::tables::Segment],
+    units: &[Vec<f64>],
+    m: &[usize],
+) -> Option<f64> {
+    let articles: Vec<u32> = m
+        .iter()
+        .map(|&s| segs[s].doc_id)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if articles.len() < MIN_ARTICLES {
+        return None;
+    }
+    let (a, b): (Vec<usize>, Vec<usize>) = m.iter().partition(|&&s| {
+        articles
+            .binary_search(&segs[s].doc_id)
+            .is_ok_and(|i| i % 2 == 0)
+    });
+    Some(dot(&centre(units, &a)?, &centre(units, &b)?))
 }

@@ -382,3 +382,44 @@ fn a_piece_left_of_yesterday_s_episode_once_today_s_group_is_out_is_kept_whole()
     assert!(!axis1.contains(&0));
     assert_eq!(episodes.len(), 3, "P, Q and today's development");
 }
+
+/// A vector along `axis` (of 4) leaning `lean` towards `towards`, varying a little with `i`.
+fn leaning(axis: usize, towards: usize, lean: f32, i: usize) -> Vec<f32> {
+    let mut v = along(axis, i);
+    v[towards] = lean;
+    v
+}
+
+#[test]
+fn two_developments_of_one_day_that_the_day_s_linkage_joins_are_told_apart() {
+    // Yesterday's and still kept: P along axis 0 and Q along axis 2 (8 articles each), and two
+    // loose episodes R and S, each half along axis 0 and half along axis 2, that make the cut
+    // of today's articles loose. Today 8 articles along axis 1 and 8 along axis 3, each leaning
+    // towards the other axis, all left out: the day's linkage joins them in one group, but
+    // their two sides lie further apart than half-way from the event's developments' distance
+    // to the group's own level.
+    let mut embeddings: Vec<Vec<f32>> = (0..8).map(|i| along(0, i)).collect();
+    embeddings.extend((0..8).map(|i| along(2, i)));
+    embeddings.extend((0..16).map(|i| along(if i % 2 == 0 { 0 } else { 2 }, i)));
+    embeddings.extend((0..8).map(|i| leaning(1, 3, 0.5, i)));
+    embeddings.extend((0..8).map(|i| leaning(3, 1, 0.5, i)));
+    let arrived: Vec<bool> = (0..48).map(|s| s >= 32).collect();
+    let previous = vec![
+        (0..8).collect::<Vec<usize>>(),
+        (8..16).collect(),
+        (16..24).collect(),
+        (24..32).collect(),
+    ];
+    let (report, _, assignments, _) = view_episodes(&embeddings, &arrived, &previous, &previous);
+    assert_eq!(report.added, 2, "{report:?}");
+    let episode_of = |range: std::ops::Range<u32>| -> BTreeSet<u32> {
+        assignments
+            .iter()
+            .filter(|a| range.contains(&a.doc_id))
+            .map(|a| a.episode_id)
+            .collect()
+    };
+    let (axis1, axis3) = (episode_of(32..40), episode_of(40..48));
+    assert_eq!((axis1.len(), axis3.len()), (1, 1), "{axis1:?} {axis3:?}");
+    assert_ne!(axis1, axis3, "one episode each");
+}
