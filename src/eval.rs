@@ -10,15 +10,23 @@
 //!   k-F1 = 2·p·r / (p + r) (0 when both are 0).
 //!
 //! A label that is not a single described episode id (`M`, `X`, `1,2,3`, an undescribed id) and a
-//! segment without a label never hit anything. Themes report the mean of their events' figures.
+//! segment without a label never hit anything. Themes report the mean of their events' figures,
+//! and all events together the mean with a bootstrap 90% interval over events ([`interval`]).
 //! Events without gold episodes cannot be scored and are listed as skipped.
+//!
+//! Beside the paper's figures, each event says how its gold episodes are covered beyond hits
+//! (split over several episodes, absorbed into others: [`granularity`]) and, label-free, how
+//! much its episodes' names overlap (when the run has `episodes.parquet`).
+
+pub mod granularity;
+pub mod interval;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
 use crate::storage::{Location, StorageError};
-use crate::tables::{Assignment, GoldEpisode, Label, Segment, Table};
+use crate::tables::{Assignment, Episode, GoldEpisode, Label, Segment, Table};
 
 /// The paper's k.
 pub const DEFAULT_K: usize = 5;
@@ -102,6 +110,29 @@ pub struct EventScore {
     pub gold: usize,
     /// Estimation trials in the run (the `trial` column; 1 without an LLM).
     pub trials: usize,
+    /// Gold episodes that two or more episodes are about ([`granularity`]; summed over trials).
+    pub split: usize,
+    /// Gold episodes with labelled segments that no episode is about (summed over trials).
+    pub absorbed: usize,
+    /// The mean Jaccard overlap of the first five keywords of each pair of its episodes (trial
+    /// 0; [`granularity::name_overlap`]); `None` when the run has no `episodes.parquet` (a
+    /// peer's) or fewer than two episodes.
+    pub name_overlap: Option<f64>,
+}
+
+/// All scored events together: the per-event means.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllScore {
+    /// Mean k-precision of the events.
+    pub k_prec: f64,
+    /// Mean k-recall.
+    pub k_recall: f64,
+    /// Mean k-F1.
+    pub k_f1: f64,
+    /// The bootstrap 90% interval of the mean k-F1 over events ([`interval::bootstrap_90`]).
+    pub k_f1_interval: (f64, f64),
+    /// Events averaged.
+    pub events: usize,
 }
 
 /// A theme's mean scores.
@@ -137,6 +168,8 @@ pub struct Report {
     pub events: Vec<EventScore>,
     /// Per theme, ordered by theme (no theme first).
     pub themes: Vec<ThemeScore>,
+    /// All scored events together (`None` when none was).
+    pub all: Option<AllScore>,
     /// Events not scored.
     pub skipped: Vec<Skipped>,
 }
@@ -247,10 +280,12 @@ pub fn evaluate(
         ));
     }
     let themes = theme_means(&scores);
+    let all = all_mean(&scores);
     Ok(Report {
         k,
         events: scores,
         themes,
+        all,
         skipped,
     })
 }
@@ -306,6 +341,9 @@ fn event_score(
         hits: 0,
         gold: gold.len(),
         trials: trials.len(),
+        split: 0,
+        absorbed: 0,
+        name_overlap: None,
     };
     let n = trials.len() as f64;
     for &trial in trials {
@@ -327,9 +365,45 @@ fn event_score(
         score.k_f1 += f1(p, r) / n;
         score.counted += counted;
         score.hits += hits;
+        let (split, absorbed) = granularity::split_and_absorbed(&episodes, labels, gold);
+        score.split += split;
+        score.absorbed += absorbed;
     }
     score
 }
+
+/// The per-event means of all the events' scores, with the interval of the mean k-F1.
+fn all_mean(scores: &[EventScore]) -> Option<AllScore> {
+    let f1s: Vec<f64> = scores.iter().map(|e| e.k_f1).collect();
+    let k_f1_interval = interval::bootstrap_90(&f1s)?;
+    let n = scores.len() as f64;
+    Some(AllScore {
+        k_prec: scores.iter().map(|e| e.k_prec).sum::<f64>() / n,
+        k_recall: scores.iter().map(|e| e.k_recall).sum::<f64>() / n,
+        k_f1: f1s.iter().sum::<f64>() / n,
+        k_f1_interval,
+        events: scores.len(),
+    })
+}
+
+/// Each event's [`EventScore::name_overlap`] from the run's episodes (trial 0).
+fn name_overlaps(report: &mut Report, episodes: &[Episode]) {
+    let mut by_event: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
+    for e in episodes.iter().filter(|e| e.trial == 0) {
+        by_event
+            .entry(e.key_event.as_str())
+            .or_default()
+            .push(&e.keywords);
+    }
+    for score in &mut report.events {
+        score.name_overlap = by_event
+            .get(score.key_event.as_str())
+            .and_then(|k| granularity::name_overlap(k, NAME_KEYWORDS));
+    }
+}
+
+/// The keywords of an episode's name that [`EventScore::name_overlap`] compares.
+const NAME_KEYWORDS: usize = 5;
 
 /// The per-theme means of the events' scores, themes in order.
 fn theme_means(scores: &[EventScore]) -> Vec<ThemeScore> {
@@ -376,10 +450,8 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
     let labels: Vec<Label> = corpus.read_table().await?;
     let gold: Vec<GoldEpisode> = corpus.read_table().await?;
     // A peer's table (no run.json) may lack the nullable id columns (`stable_id`, `status`).
-    let assignments: Vec<Assignment> = crate::run_folder::versions::tables_of(run)
-        .await
-        .read_table_filling()
-        .await?;
+    let tables = crate::run_folder::versions::tables_of(run).await;
+    let assignments: Vec<Assignment> = tables.read_table_filling().await?;
     let events: BTreeMap<String, Option<String>> = segments
         .iter()
         .map(|s| (s.key_event.clone(), s.theme.clone()))
@@ -395,7 +467,12 @@ pub async fn eval(corpus: &Location, run: &Location, k: usize) -> Result<Report,
         corpus.display(),
     )?;
     let file = run.display_child("assignments.parquet");
-    evaluate(k, &events, &keys, &labels, &gold, &assignments, &file)
+    let mut report = evaluate(k, &events, &keys, &labels, &gold, &assignments, &file)?;
+    if tables.exists(&Episode::file_name()).await? {
+        let episodes: Vec<Episode> = tables.read_table_filling().await?;
+        name_overlaps(&mut report, &episodes);
+    }
+    Ok(report)
 }
 
 /// Refuses labels of which some name a segment the corpus does not hold (labels of an earlier
@@ -428,7 +505,7 @@ pub fn format_report(report: &Report) -> String {
     let k = report.k;
     let theme = |t: &Option<String>| t.clone().unwrap_or_else(|| "-".into());
     let mut out = format!(
-        "{:<20} {:<28} {:>8} {:>8} {:>8} {:>7} {:>4} {:>4}\n",
+        "{:<20} {:<28} {:>8} {:>8} {:>8} {:>7} {:>4} {:>4} {:>5} {:>8} {:>5}\n",
         "theme",
         "key_event",
         format!("{k}-prec"),
@@ -436,11 +513,17 @@ pub fn format_report(report: &Report) -> String {
         format!("{k}-F1"),
         "counted",
         "hits",
-        "gold"
+        "gold",
+        "split",
+        "absorbed",
+        "names"
     );
     for e in &report.events {
+        let names = e
+            .name_overlap
+            .map_or_else(|| "-".to_string(), |o| format!("{o:.2}"));
         out.push_str(&format!(
-            "{:<20} {:<28} {:>8.2} {:>8.2} {:>8.2} {:>7} {:>4} {:>4}\n",
+            "{:<20} {:<28} {:>8.2} {:>8.2} {:>8.2} {:>7} {:>4} {:>4} {:>5} {:>8} {:>5}\n",
             theme(&e.theme),
             e.key_event,
             100.0 * e.k_prec,
@@ -448,7 +531,10 @@ pub fn format_report(report: &Report) -> String {
             100.0 * e.k_f1,
             e.counted,
             e.hits,
-            e.gold
+            e.gold,
+            e.split,
+            e.absorbed,
+            names
         ));
     }
     out.push('\n');
@@ -470,6 +556,21 @@ pub fn format_report(report: &Report) -> String {
             t.events
         ));
     }
+    if let Some(a) = &report.all {
+        out.push_str(&format!(
+            "{:<20} {:>8.2} {:>8.2} {:>8.2} {:>7}   {k}-F1 90% interval over events (bootstrap): {:.2}–{:.2}\n",
+            "all",
+            100.0 * a.k_prec,
+            100.0 * a.k_recall,
+            100.0 * a.k_f1,
+            a.events,
+            100.0 * a.k_f1_interval.0,
+            100.0 * a.k_f1_interval.1
+        ));
+    }
+    out.push_str(
+        "split: gold episodes two or more episodes are about; absorbed: those none is about; names: mean keyword overlap of the event's episodes (0–1)\n",
+    );
     for s in &report.skipped {
         out.push_str(&format!("skipped {}: {}\n", s.key_event, s.reason));
     }

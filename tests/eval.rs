@@ -195,12 +195,16 @@ fn hand_computed_k5() {
 
     let e1 = by["e1"];
     assert_eq!((e1.counted, e1.hits, e1.gold), (3, 2, 3));
+    // Over all their segments: ep0 and ep1 are about 0 (split), ep2 about 1, ep3 about 2.
+    assert_eq!((e1.split, e1.absorbed, e1.name_overlap), (1, 0, None));
     assert!(
         close(e1.k_prec, 2.0 / 3.0) && close(e1.k_recall, 2.0 / 3.0) && close(e1.k_f1, 2.0 / 3.0)
     );
 
     let e2 = by["e2"];
     assert_eq!((e2.counted, e2.hits, e2.gold), (2, 1, 2));
+    // Both episodes are about 1; gold 0 has no labelled segment, so it is not absorbed.
+    assert_eq!((e2.split, e2.absorbed), (1, 0));
     assert!(close(e2.k_prec, 0.5) && close(e2.k_recall, 0.5) && close(e2.k_f1, 0.5));
 
     let e3 = by["e3"];
@@ -224,6 +228,15 @@ fn hand_computed_k5() {
         (t2.theme.as_deref(), t2.events, t2.k_f1),
         (Some("t2"), 1, 0.0)
     );
+    // All three events: mean(2/3, 1/2, 0) = 7/18, inside its bootstrap interval.
+    let all = report.all.as_ref().unwrap();
+    assert_eq!(all.events, 3);
+    assert!(close(all.k_f1, 7.0 / 18.0) && close(all.k_recall, 7.0 / 18.0));
+    let (lo, hi) = all.k_f1_interval;
+    assert!(
+        0.0 <= lo && lo < all.k_f1 && all.k_f1 < hi && hi <= 2.0 / 3.0,
+        "{lo} {hi}"
+    );
 }
 
 #[test]
@@ -242,6 +255,8 @@ fn half_is_not_a_majority() {
     let c = case(&[("e", None, &[0, 1], &[&[L0, L0, L1, L1]])]);
     let e = &run(4, &c).events[0];
     assert_eq!((e.counted, e.hits, e.k_prec, e.k_f1), (1, 0, 0.0, 0.0));
+    // The episode is about 0 (a tie goes to the lower id): 1 is absorbed.
+    assert_eq!((e.split, e.absorbed), (0, 1));
     // k = 3 on the same episode: top3 = 0 0 1 -> hit.
     let e = &run(3, &c).events[0];
     assert_eq!((e.counted, e.hits), (1, 1));
@@ -309,6 +324,9 @@ fn cli_json_matches_the_hand_computed_figures() {
         "hits",
         "gold",
         "trials",
+        "split",
+        "absorbed",
+        "name_overlap",
     ];
     let mut got = keys.clone();
     got.sort();
@@ -335,6 +353,17 @@ fn cli_json_matches_the_hand_computed_figures() {
     let line = table.lines().find(|l| l.contains(" e1 ")).unwrap();
     assert!(line.contains("66.67"), "{table}");
     assert!(table.contains("skipped e4: no gold episodes"), "{table}");
+    let all = table.lines().find(|l| l.starts_with("all ")).unwrap();
+    assert!(
+        all.contains("38.89") && all.contains("90% interval"),
+        "{table}"
+    );
+    assert!(
+        v["all"]["k_f1_interval"]
+            .as_array()
+            .is_some_and(|i| i.len() == 2),
+        "{v}"
+    );
 }
 
 /// `c`'s assignments as a peer writes them (`../shared/peers/bertopic_run.py`): the columns of
@@ -420,6 +449,18 @@ fn example_dataset_scores_by_hand() {
         .lines()
         .any(|l| l.contains("example_city_protest") && l.contains("50.00"));
     assert!(flood && protest, "{stdout}");
+    // The run has episodes.parquet: each event with two episodes or more says how much their
+    // names overlap.
+    let v: serde_json::Value =
+        serde_json::from_str(&epimine_ok(&eval_args(&corpus, &run, &["--json"]))).unwrap();
+    let overlaps: Vec<f64> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name_overlap"].as_f64())
+        .collect();
+    assert!(!overlaps.is_empty(), "{v}");
+    assert!(overlaps.iter().all(|o| (0.0..=1.0).contains(o)), "{v}");
 }
 
 #[test]

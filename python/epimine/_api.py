@@ -144,9 +144,19 @@ class Evaluation:
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """Per key event: ``key_event``, ``theme``, ``k_precision``, ``k_recall``, ``k_f1``, …
-        (``pd.DataFrame(evaluation.events)`` makes a table of it)."""
+        """Per key event: ``key_event``, ``theme``, ``k_prec``, ``k_recall``, ``k_f1``,
+        ``counted``, ``hits``, ``gold``, ``trials``, ``split`` and ``absorbed`` (gold episodes
+        two or more episodes are about, and none is), ``name_overlap`` (how much its episodes'
+        names overlap, 0–1; ``None`` without the run's episodes) — ``pd.DataFrame(
+        evaluation.events)`` makes a table of it."""
         return list(self.report["events"])
+
+    @property
+    def all(self) -> dict[str, Any] | None:
+        """All scored events together: the per-event means, with ``k_f1_interval``, the
+        bootstrap 90% interval of the mean k-F1 over events; ``None`` when no event was
+        scored."""
+        return self.report.get("all")
 
     @property
     def themes(self) -> list[dict[str, Any]]:

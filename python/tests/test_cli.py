@@ -56,6 +56,8 @@ def test_evaluate_and_report_are_the_cli_s(synth_corpus, epimine_bin, tmp_path, 
     assert [e["key_event"] for e in evaluation.events] == [
         f"synth_event_{i:03}" for i in range(4)]
     assert all(0 <= e["k_f1"] <= 1 for e in evaluation.events), evaluation.events
+    lo, hi = evaluation.all["k_f1_interval"]
+    assert lo <= evaluation.all["k_f1"] <= hi and evaluation.all["events"] == 4, evaluation.all
     page = run.report(tmp_path / "page.html")
     assert page == str(tmp_path / "page.html")
     cli(epimine_bin, "report", "--run", run.location, "--corpus", synth_corpus.location,
