@@ -62,6 +62,7 @@ use crate::episodes::classification::classify::{self, dot64 as dot, unit_centre 
 use crate::episodes::event::EventInput;
 use crate::episodes::params::EpisodeParams;
 use crate::tables::{Assignment, Episode, EpisodeSpan, LeftOut};
+use today::{article_cohesion, article_groups, two_developments};
 
 /// The source of an episode the novelty view made of today's articles (`episodes.source`).
 pub const SOURCE: &str = "novelty";
@@ -144,26 +145,9 @@ pub fn novelty_view(
     let (mut members, mut home) = members_of(segs, trial, &rows);
     let every: Vec<usize> = (0..segs.len()).collect();
     let units = classify::unit_vectors(input.embeddings, &every);
-    let cohesion = members
-        .iter()
-        .filter(|m| m.len() >= 2)
-        .map(|m| classify::mean_pairwise_cosine(input.embeddings, m))
-        .fold(f64::INFINITY, f64::min);
-    // Today's articles are cut where the kept episodes' articles lie together: the mean of their
-    // cohesions (one loose episode does not set it; μ − σ joined two phases of one day, the
-    // median and μ told as many, docs/quality.md).
-    let cohesions: Vec<f64> = members
-        .iter()
-        .filter_map(|m| article_cohesion(segs, &units, m))
-        .collect();
-    let article_cohesion = if cohesions.is_empty() {
-        f64::INFINITY
-    } else {
-        crate::episodes::terms::termspace::Cut::Mean.bound(&cohesions)
-    };
-    if !cohesion.is_finite() || !article_cohesion.is_finite() {
+    let Some((cohesion, article_cohesion)) = cohesions(input, &units, &members) else {
         return report;
-    }
+    };
     report.cohesion = (cohesion, article_cohesion);
     let kept = members.len();
     let enough = |g: &[usize]| {
@@ -226,6 +210,27 @@ pub fn novelty_view(
         );
     }
     report
+}
+
+/// The loosest kept episode's cohesion among its segments (mean pairwise cosine), and where
+/// today's articles are cut: the mean of the kept episodes' cohesions among their articles (one
+/// loose episode does not set it; μ − σ joined two phases of one day, the median and μ told as
+/// many, docs/quality.md). `None` when either is undefined.
+fn cohesions(input: &EventInput, units: &[Vec<f64>], members: &[Vec<usize>]) -> Option<(f64, f64)> {
+    let cohesion = members
+        .iter()
+        .filter(|m| m.len() >= 2)
+        .map(|m| classify::mean_pairwise_cosine(input.embeddings, m))
+        .fold(f64::INFINITY, f64::min);
+    let of_articles: Vec<f64> = members
+        .iter()
+        .filter_map(|m| article_cohesion(input.segments, units, m))
+        .collect();
+    if of_articles.is_empty() || !cohesion.is_finite() {
+        return None;
+    }
+    let articles = crate::episodes::terms::termspace::Cut::Mean.bound(&of_articles);
+    articles.is_finite().then_some((cohesion, articles))
 }
 
 /// The new segments (`arrived`) that no episode matches: each episode's old core (its members
@@ -299,131 +304,6 @@ fn members_of(
         }
     }
     (members, home)
-}
-
-/// Each article's vector among `members`: the unit mean of its segments there, by article.
-fn article_vectors(
-    segs: &[crate::tables::Segment],
-    units: &[Vec<f64>],
-    members: &[usize],
-) -> Vec<(u32, Vec<usize>, Vec<f64>)> {
-    let mut by_article: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for &s in members {
-        by_article.entry(segs[s].doc_id).or_default().push(s);
-    }
-    by_article
-        .into_iter()
-        .filter_map(|(doc, m)| {
-            let c = centre(units, &m)?;
-            Some((doc, m, c))
-        })
-        .collect()
-}
-
-/// The mean pairwise cosine of an episode's article vectors ([`article_vectors`]); `None` for
-/// fewer than two articles.
-fn article_cohesion(
-    segs: &[crate::tables::Segment],
-    units: &[Vec<f64>],
-    members: &[usize],
-) -> Option<f64> {
-    let vectors = article_vectors(segs, units, members);
-    let n = vectors.len();
-    if n < 2 {
-        return None;
-    }
-    let mut sum = vec![0f64; vectors[0].2.len()];
-    for (_, _, v) in &vectors {
-        for (a, x) in sum.iter_mut().zip(v) {
-            *a += x;
-        }
-    }
-    // Σ_{i≠j} u_i·u_j = |Σ u|² − n for unit vectors.
-    Some((dot(&sum, &sum) - n as f64) / (n * (n - 1)) as f64)
-}
-
-/// Today's articles grouped by the vectors of their `unmatched` segments: average linkage of
-/// their cosine distances cut at `1 − cohesion`; each group as its articles' segments, groups in
-/// order of their first article.
-fn article_groups(
-    segs: &[crate::tables::Segment],
-    units: &[Vec<f64>],
-    unmatched: &[usize],
-    cohesion: f64,
-) -> Vec<Vec<usize>> {
-    let articles = article_vectors(segs, units, unmatched);
-    let n = articles.len();
-    if n < 2 {
-        return Vec::new();
-    }
-    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
-        }
-    }
-    let labels = crate::grouping::linkage::linkage_cut(
-        &condensed,
-        n,
-        kodama::Method::Average,
-        1.0 - cohesion,
-    );
-    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, label) in labels.into_iter().enumerate() {
-        groups
-            .entry(label)
-            .or_default()
-            .extend(articles[i].1.iter().copied());
-    }
-    groups.into_values().collect()
-}
-
-/// A group of today's articles cut in two at the top of its average linkage when its two sides
-/// are two developments: both of `min_articles` articles or more, and the cosine of their
-/// centres under half-way from `apart` (how close the event's developments lie to their
-/// nearest other) up to the group's own level ([`continuation::itself`]).
-fn two_developments(
-    segs: &[crate::tables::Segment],
-    units: &[Vec<f64>],
-    g: Vec<usize>,
-    apart: Option<f64>,
-    min_articles: usize,
-) -> Vec<Vec<usize>> {
-    let articles = article_vectors(segs, units, &g);
-    let n = articles.len();
-    let (Some(apart), Some(itself)) = (apart, continuation::itself(segs, units, &g)) else {
-        return vec![g];
-    };
-    if n < 2 * min_articles.max(1) || itself <= apart {
-        return vec![g];
-    }
-    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
-        }
-    }
-    let labels = crate::grouping::linkage::linkage_cut_floor(
-        &condensed,
-        n,
-        kodama::Method::Average,
-        f64::INFINITY,
-        2,
-    );
-    let mut sides: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
-    let mut counts = [0usize; 2];
-    for (i, &label) in labels.iter().enumerate() {
-        let side = label.min(1);
-        sides[side].extend(articles[i].1.iter().copied());
-        counts[side] += 1;
-    }
-    if counts.iter().any(|&c| c < min_articles.max(1)) {
-        return vec![g];
-    }
-    match (centre(units, &sides[0]), centre(units, &sides[1])) {
-        (Some(a), Some(b)) if dot(&a, &b) - apart < (itself - apart) / 2.0 => sides.into(),
-        _ => vec![g],
-    }
 }
 
 /// The previous run's episodes (`previous`, indices of this run's segments) that no kept
@@ -730,3 +610,4 @@ fn rebuild(
 pub mod continuation;
 #[cfg(test)]
 mod tests;
+mod today;
