@@ -321,7 +321,8 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
     ] {
         assert!(docker.contains(needed), "the Dockerfile lacks {needed}");
     }
-    // Every member of the workspace is there for cargo to read (a missing one fails the build).
+    // Every member of the workspace is there for cargo to read (a missing one fails the build):
+    // a folder of members (`crates/*`, the library's layer crates) copied whole.
     let manifest: toml::Table = toml::from_str(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap(),
     )
@@ -332,10 +333,14 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
         .filter_map(|m| m.as_str())
         .filter(|m| *m != ".")
     {
-        for needed in [
-            format!("COPY {member}/Cargo.toml"),
-            format!("COPY {member}/src"),
-        ] {
+        let needed = match member.strip_suffix("/*") {
+            Some(folder) => vec![format!("COPY {folder} ./{folder}")],
+            None => vec![
+                format!("COPY {member}/Cargo.toml"),
+                format!("COPY {member}/src"),
+            ],
+        };
+        for needed in needed {
             assert!(docker.contains(&needed), "the Dockerfile lacks {needed}");
         }
     }
