@@ -321,8 +321,26 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
     ] {
         assert!(docker.contains(needed), "the Dockerfile lacks {needed}");
     }
-    // Every member of the workspace is there for cargo to read (a missing one fails the build):
-    // a folder of members (`crates/*`, the library's layer crates) copied whole.
+    dockerfile_copies_every_member(&docker);
+    // What it copies exists.
+    for line in docker
+        .lines()
+        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
+    {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        for src in &parts[1..parts.len() - 1] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
+            assert!(
+                path.exists(),
+                "the Dockerfile copies {src}, which is missing"
+            );
+        }
+    }
+}
+
+/// Every member of the workspace is in the Dockerfile for cargo to read (a missing one fails the
+/// build): a folder of members (`crates/*`, the library's layer crates) copied whole.
+fn dockerfile_copies_every_member(docker: &str) {
     let manifest: toml::Table = toml::from_str(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap(),
     )
@@ -342,20 +360,6 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
         };
         for needed in needed {
             assert!(docker.contains(&needed), "the Dockerfile lacks {needed}");
-        }
-    }
-    // What it copies exists.
-    for line in docker
-        .lines()
-        .filter(|l| l.starts_with("COPY ") && !l.contains("--from"))
-    {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        for src in &parts[1..parts.len() - 1] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
-            assert!(
-                path.exists(),
-                "the Dockerfile copies {src}, which is missing"
-            );
         }
     }
 }

@@ -10,7 +10,7 @@ src/, crates/, tests/ or python/ or a Python file of scripts/ or python/ is over
 Usage: scripts/ci/code-shape.py [--check] [SRC]   (SRC: one crate's source folder alone; by
 default src/ and crates/*/src of this repository)
 
-A module is a file of its crate (src/a/b.rs or src/a/b/mod.rs is `a::b`); a path naming a module
+A module is a file of its crate (SRC/a/b.rs or SRC/a/b/mod.rs is `a::b`); a path naming a module
 of another crate (`crate::tables` in crates/method, re-exported from crates/base) is no edge. An
 edge A -> B is any path in A's
 non-test code (a `use` or an inline `crate::`/`super::`/`self::` path) that names B or something
