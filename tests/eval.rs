@@ -425,7 +425,8 @@ fn a_peers_assignments_without_the_id_columns_are_scored() {
 
 #[test]
 fn example_dataset_scores_by_hand() {
-    // The hand-written example dataset and run (scores computed by hand in src/demo.rs).
+    // The hand-written example dataset and run (scores computed by hand in
+    // crates/engines/src/demo.rs).
     let dir = scratch();
     let (dataset, corpus, run) = (
         dir.path().join("dataset"),

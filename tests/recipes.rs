@@ -321,24 +321,7 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
     ] {
         assert!(docker.contains(needed), "the Dockerfile lacks {needed}");
     }
-    // Every member of the workspace is there for cargo to read (a missing one fails the build).
-    let manifest: toml::Table = toml::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap(),
-    )
-    .unwrap();
-    let members = manifest["workspace"]["members"].as_array().unwrap();
-    for member in members
-        .iter()
-        .filter_map(|m| m.as_str())
-        .filter(|m| *m != ".")
-    {
-        for needed in [
-            format!("COPY {member}/Cargo.toml"),
-            format!("COPY {member}/src"),
-        ] {
-            assert!(docker.contains(&needed), "the Dockerfile lacks {needed}");
-        }
-    }
+    dockerfile_copies_every_member(&docker);
     // What it copies exists.
     for line in docker
         .lines()
@@ -351,6 +334,32 @@ fn the_slurm_recipe_and_the_dockerfile_say_what_the_readme_promises() {
                 path.exists(),
                 "the Dockerfile copies {src}, which is missing"
             );
+        }
+    }
+}
+
+/// Every member of the workspace is in the Dockerfile for cargo to read (a missing one fails the
+/// build): a folder of members (`crates/*`, the library's layer crates) copied whole.
+fn dockerfile_copies_every_member(docker: &str) {
+    let manifest: toml::Table = toml::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap(),
+    )
+    .unwrap();
+    let members = manifest["workspace"]["members"].as_array().unwrap();
+    for member in members
+        .iter()
+        .filter_map(|m| m.as_str())
+        .filter(|m| *m != ".")
+    {
+        let needed = match member.strip_suffix("/*") {
+            Some(folder) => vec![format!("COPY {folder} ./{folder}")],
+            None => vec![
+                format!("COPY {member}/Cargo.toml"),
+                format!("COPY {member}/src"),
+            ],
+        };
+        for needed in needed {
+            assert!(docker.contains(&needed), "the Dockerfile lacks {needed}");
         }
     }
 }

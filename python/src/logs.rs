@@ -41,10 +41,24 @@ fn python_level(level: &Level) -> u8 {
     }
 }
 
-/// The logger of a tracing target: `epimine::run::event` → `epimine.run.event`; other crates'
-/// under `epimine.`.
+/// The logger of a tracing target: `epimine::run::event` → `epimine.run.event`, the library's
+/// layer crates under `epimine.` by their modules' old paths (`epimine_engines::run::event` →
+/// `epimine.run.event`); other crates' under `epimine.`.
 fn logger_name(target: &str) -> String {
-    let dotted = target.replace("::", ".");
+    const LAYERS: [&str; 4] = [
+        "epimine_base",
+        "epimine_method",
+        "epimine_run_folder",
+        "epimine_engines",
+    ];
+    let module = LAYERS.iter().find_map(|layer| {
+        let rest = target.strip_prefix(layer)?;
+        (rest.is_empty() || rest.starts_with("::")).then_some(rest)
+    });
+    let dotted = match module {
+        Some(rest) => format!("epimine{}", rest.replace("::", ".")),
+        None => target.replace("::", "."),
+    };
     if dotted == "epimine" || dotted.starts_with("epimine.") {
         dotted
     } else {

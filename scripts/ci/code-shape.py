@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""The shape of src/: files over 500 lines, functions over 100 lines, and circles among the
-crate's modules (issue 28): among the top-level modules (a module and everything below it as
-one), then among all modules. Beside SRC it also lists the functions over 100 lines of tests/ and
-python/ (Rust) and of scripts/ and python/ (Python). Prints the lists; exits 0, or with --check
-(scripts/ci/test.sh, issue 67) 1 when any of those functions is over 100 lines, the top-level
-modules make a circle, or a Rust file of src/, tests/ or python/ or a Python file of scripts/ or
-python/ is over 700 lines.
-Usage: scripts/ci/code-shape.py [--check] [SRC]
+"""The shape of the library's crates (src/ and crates/*/src, issue 67 item 1): files over 500
+lines, functions over 100 lines, and circles among each crate's modules (issue 28): among its
+top-level modules (a module and everything below it as one), then among all its modules (the
+crates themselves cannot make a circle: cargo refuses one). Beside them it also lists the
+functions over 100 lines of tests/ and python/ (Rust) and of scripts/ and python/ (Python).
+Prints the lists; exits 0, or with --check (scripts/ci/test.sh, issue 67) 1 when any of those
+functions is over 100 lines, the top-level modules of a crate make a circle, or a Rust file of
+src/, crates/, tests/ or python/ or a Python file of scripts/ or python/ is over 700 lines.
+Usage: scripts/ci/code-shape.py [--check] [SRC]   (SRC: one crate's source folder alone; by
+default src/ and crates/*/src of this repository)
 
-A module is a file (src/a/b.rs or src/a/b/mod.rs is `a::b`). An edge A -> B is any path in A's
+A module is a file of its crate (SRC/a/b.rs or SRC/a/b/mod.rs is `a::b`); a path naming a module
+of another crate (`crate::tables` in crates/method, re-exported from crates/base) is no edge. An
+edge A -> B is any path in A's
 non-test code (a `use` or an inline `crate::`/`super::`/`self::` path) that names B or something
 inside B; `mod` declarations are not edges. A circle is a strongly connected set of two or more
 modules. Comments and string literals are ignored; `#[cfg(test)]` blocks are cut off.
@@ -93,10 +97,11 @@ def long_functions_beside(root):
 
 
 def over_limit(root):
-    """(lines, path) of every .rs file under root's src/, tests/ and python/, and every .py file
-    under scripts/ and python/, over HARD_FILE_LIMIT lines."""
+    """(lines, path) of every .rs file under root's src/, crates/, tests/ and python/, and every
+    .py file under scripts/ and python/, over HARD_FILE_LIMIT lines."""
     out = []
-    tops = (("src", ".rs"), ("tests", ".rs"), ("python", ".rs"), ("scripts", ".py"), ("python", ".py"))
+    tops = (("src", ".rs"), ("crates", ".rs"), ("tests", ".rs"), ("python", ".rs"),
+            ("scripts", ".py"), ("python", ".py"))
     for path in files_under(root, tops):
         with open(path, encoding="utf-8") as f:
             n = sum(1 for _ in f)
@@ -229,15 +234,16 @@ def resolve(path, here, known):
     return best
 
 
-def shape_of(src):
-    """(files over FILE_LIMIT, functions over FN_LIMIT, import edges between modules) of SRC."""
+def shape_of(src, root):
+    """(files over FILE_LIMIT, functions over FN_LIMIT, import edges between modules) of one
+    crate's source folder SRC, files named from ROOT."""
     mods = modules(src)
     known = set(mods.values())
     big_files, long_fns, edges = [], [], {m: set() for m in known}
     for path, mod in sorted(mods.items()):
         text = open(path, encoding="utf-8").read()
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        rel = os.path.relpath(path, os.path.dirname(src))
+        rel = os.path.relpath(path, root)
         if lines > FILE_LIMIT:
             big_files.append((lines, rel))
         code = strip(text)
@@ -264,15 +270,16 @@ def listed(title, rows):
         print(f"  {n:5} {f}")
 
 
-def top_level_circles(edges):
-    """Prints and returns the circles among the top-level modules, each with the edges behind it."""
+def top_level_circles(edges, crate):
+    """Prints and returns the circles among the top-level modules of CRATE (its source folder),
+    each with the edges behind it."""
     top = {}
     for a, bs in edges.items():
         for b in bs:
             if a[:1] != b[:1] and a and b:
                 top.setdefault(a[:1], set()).add(b[:1])
     top_circles = [sorted(s) for s in tarjan(top) if len(s) > 1]
-    print(f"circles among top-level modules: {len(top_circles)}")
+    print(f"circles among top-level modules of {crate}: {len(top_circles)}")
     for s in sorted(top_circles):
         print("  " + " <-> ".join("::".join(m) for m in s))
         for a in s:
@@ -283,10 +290,10 @@ def top_level_circles(edges):
     return top_circles
 
 
-def all_circles(edges):
-    """Prints the import circles among all modules."""
+def all_circles(edges, crate):
+    """Prints the import circles among all modules of CRATE (its source folder)."""
     circles = [sorted(s) for s in tarjan(edges) if len(s) > 1]
-    print(f"import circles: {len(circles)}")
+    print(f"import circles of {crate}: {len(circles)}")
     for s in sorted(circles):
         names = ["::".join(m) or "crate" for m in s]
         print("  " + " <-> ".join(names))
@@ -306,24 +313,38 @@ def main():
     if len(args) > 1 or (args and args[0].startswith("-")):
         print(f"code-shape.py: unknown arguments {' '.join(args)}; usage: scripts/ci/code-shape.py [--check] [SRC]", file=sys.stderr)
         return 2
-    src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "..", "src")
-    src = os.path.normpath(src)
-    if not os.path.isdir(src):
-        print(f"code-shape.py: {src}: not a folder (usage: scripts/ci/code-shape.py [SRC])", file=sys.stderr)
-        return 2
-    big_files, long_fns, edges = shape_of(src)
-    long_fns = sorted(set(long_fns + long_functions_beside(os.path.dirname(src))), reverse=True)
+    if args:
+        srcs = [os.path.normpath(args[0])]
+        root = os.path.dirname(srcs[0])
+    else:
+        root = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+        crates = os.path.join(root, "crates")
+        srcs = [os.path.join(root, "src")] + [
+            os.path.join(crates, c, "src") for c in sorted(os.listdir(crates))
+            if os.path.isdir(os.path.join(crates, c, "src"))]
+    for src in srcs:
+        if not os.path.isdir(src):
+            print(f"code-shape.py: {src}: not a folder (usage: scripts/ci/code-shape.py [SRC])", file=sys.stderr)
+            return 2
+    big_files, long_fns, edges = [], [], {}
+    for src in srcs:
+        files, fns, edges[os.path.relpath(src, root)] = shape_of(src, root)
+        big_files += files
+        long_fns += fns
+    big_files.sort(reverse=True)
+    long_fns = sorted(set(long_fns + long_functions_beside(root)), reverse=True)
     listed(f"files over {FILE_LIMIT} lines", big_files)
-    listed(f"functions over {FN_LIMIT} lines (src/, tests/, python/, scripts/)", long_fns)
-    top_circles = top_level_circles(edges)
-    too_long = over_limit(os.path.dirname(src))
+    listed(f"functions over {FN_LIMIT} lines (src/, crates/, tests/, python/, scripts/)", long_fns)
+    top_circles = [c for crate, e in edges.items() for c in top_level_circles(e, crate)]
+    too_long = over_limit(root)
     listed(f"Rust and Python files over {HARD_FILE_LIMIT} lines", too_long)
     if check and (long_fns or top_circles or too_long):
         print(f"code-shape.py --check: {len(long_fns)} function(s) over {FN_LIMIT} lines, "
-              f"{len(top_circles)} circle(s) among the top-level modules, {len(too_long)} file(s) "
-              f"over {HARD_FILE_LIMIT} lines", file=sys.stderr)
+              f"{len(top_circles)} circle(s) among the top-level modules of a crate, "
+              f"{len(too_long)} file(s) over {HARD_FILE_LIMIT} lines", file=sys.stderr)
         return 1
-    all_circles(edges)
+    for crate, e in edges.items():
+        all_circles(e, crate)
 
 
 def tarjan(edges):

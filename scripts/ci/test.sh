@@ -55,7 +55,9 @@ echo "   Chromium ready in $(( $(date +%s) - chromium_start )) s"
 # tests/recipes.rs reads the Kubernetes manifests with PyYAML.
 python3 -c 'import yaml' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-yaml
 
-echo "== cargo clippy --all-targets -- -D warnings (the library, then the Python package's crate)"
+# From the root, cargo's commands cover the workspace's default members: the `epimine` package
+# and the library's layer crates under crates/ (not the Python package's crate, built by maturin).
+echo "== cargo clippy --all-targets -- -D warnings (the library's crates, then the Python package's crate)"
 cargo clippy --all-targets -- -D warnings
 cargo clippy -p epimine-python --all-targets -- -D warnings
 # The CUDA build compiles and its own code is linted: a check reuses the checks above for every
@@ -64,8 +66,8 @@ cargo clippy -p epimine-python --all-targets -- -D warnings
 echo "== cargo clippy --all-targets --features cuda -- -D warnings (the CUDA build compiles)"
 cargo clippy --all-targets --features cuda -- -D warnings
 
-echo "== cargo doc (the library's doc comments: every link resolves, warnings are errors; ~20 s)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p epimine
+echo "== cargo doc (the library's doc comments, every crate: every link resolves, warnings are errors; ~20 s)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --exclude epimine-python
 
 # The test build first: it builds the binary too (the integration tests run it), with the
 # features the tests unify, so the fetches below use it instead of a second build of every

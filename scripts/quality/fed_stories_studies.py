@@ -4,7 +4,7 @@ docstring for the commands):
   the true number of phases, and the recall of a supervised nearest-centroid classifier —
   beside which the follow job's figures are read. Needs numpy (and pyarrow, as `score` does).
 - `days`: the date overlap of a run's episode pairs that tell one phase and of those that tell
-  two (what src/episodes/classification/phases.rs's "told over the same days" test separates).
+  two (what crates/method/src/episodes/classification/phases.rs's "told over the same days" test separates).
 """
 
 import csv
@@ -146,7 +146,7 @@ def oracle(args, import_cmd, call, min_phase, arrives):
 
 
 def day_overlap(a, b):
-    """Σ_day min of two date histograms, each normalised to 1 (src/episodes/classification/phases.rs)."""
+    """Σ_day min of two date histograms, each normalised to 1 (crates/method/src/episodes/classification/phases.rs)."""
     ta, tb = sum(a.values()), sum(b.values())
     if not ta or not tb:
         return 1.0

@@ -99,7 +99,7 @@ pub async fn stats(args: cli::StatsArgs) -> Result<StatsWritten, CommandError> {
             Some(job) => crate::run::stats_with_vectors(&job)?,
             None => {
                 let cluster = settings.resolve()?.with_job(fingerprint);
-                cluster.preflight()?;
+                cluster.preflight(crate::encoder::CUDA)?;
                 term_stats::run(&corpus, &bg, &out, &cluster)?
             }
         })
@@ -162,7 +162,7 @@ pub async fn encode(args: cli::EncodeArgs) -> Result<VectorsWritten, CommandErro
             precision: args.precision,
             warmup: args
                 .warmup
-                .unwrap_or(cfg!(feature = "cuda") && shapes == ShapePolicy::Buckets),
+                .unwrap_or(crate::encoder::CUDA && shapes == ShapePolicy::Buckets),
             kernel_cache: args.kernel_cache,
             autotune: args.autotune,
             ..Default::default()

@@ -55,7 +55,7 @@ pub use tokenize::TextTokenizer;
 
 pub use device::{
     check_device, cuda_device_count, default_concurrency, default_device, simd_path,
-    tune_allocator, DefaultBackend,
+    tune_allocator, DefaultBackend, CUDA,
 };
 pub use error::EncoderError;
 pub use front::{check_model, Encoder};

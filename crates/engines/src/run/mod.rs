@@ -419,7 +419,7 @@ pub fn run_interruptible(
         .cluster
         .resolve()?
         .with_job(runtime.block_on(identity::job_fingerprint("run", job, true)));
-    cluster.preflight()?;
+    cluster.preflight(crate::encoder::CUDA)?;
     // Every other process runs this job (process 0 admits them), before anything is touched.
     let admitted = crate::topology::admit(&mut cluster)?;
     // Every input before `--out` is touched: a run that fails its checks leaves nothing behind.
@@ -618,7 +618,7 @@ pub fn stats_with_vectors(job: &Job) -> Result<Option<stats::StatsOutput>, RunEr
         .cluster
         .resolve()?
         .with_job(runtime.block_on(identity::job_fingerprint("stats", job, false)));
-    cluster.preflight()?;
+    cluster.preflight(crate::encoder::CUDA)?;
     let inputs = prepare(job, &runtime, true, &cluster)?;
     let Some(done) = distributed(
         job,

@@ -93,7 +93,7 @@ pub fn load_encoder(
     config: &crate::job::EncoderConfig,
 ) -> Result<Encoder<DefaultBackend>, EncoderError> {
     encoder::check_device().map_err(EncoderError::NoGpu)?;
-    if cfg!(feature = "cuda") {
+    if encoder::CUDA {
         let dir = encoder::kernels::kernel_cache_dir(config.kernel_cache.as_deref())?;
         encoder::kernels::configure(&dir, config.autotune)?;
     }

@@ -1,6 +1,7 @@
 //! The run folder's contract: what an `epimine run` leaves in `--out`, apart from the engine
-//! that writes it. The engine ([`crate::run`]), `epimine eval` ([`crate::eval`]) and
-//! `epimine report` ([`crate::report`]) all read and verify a run through this module.
+//! that writes it. The engine (`epimine_engines::run`), `epimine eval`
+//! (`epimine_engines::eval`) and `epimine report` (`epimine_engines::report`), in the crate above
+//! this one, all read and verify a run through this module.
 //!
 //! A run folder holds:
 //! - the final tables (`episodes`, `assignments`, `episode_articles`, `fragments`, `terms`,

@@ -9,6 +9,10 @@ pub type DefaultBackend = burn::backend::Flex;
 #[cfg(feature = "cuda")]
 pub type DefaultBackend = burn::backend::Cuda;
 
+/// Whether this is the CUDA build (feature `cuda` of this crate, which the `epimine` package's
+/// feature of the same name turns on): for the crates above, whose own features do not say.
+pub const CUDA: bool = cfg!(feature = "cuda");
+
 /// Whether the encoders can run here: always on the CPU build; on the CUDA build, whether the
 /// NVIDIA driver library (`libcuda.so.1`) loads, initialises and sees at least one device.
 /// Asked before any work, so that a CUDA build on a machine without a GPU ends with one line

@@ -2,7 +2,8 @@
 //! `run.json` (here; what the report reads), and its reading before a run and writing at the
 //! commit ([`writer`]), with its errors ([`HistoryError`]). How one run's episodes are matched
 //! to the previous run's is a part of its own, [`crate::lineage`] (the episodes' carry and the
-//! import read it too); the engine ([`crate::run`]) calls [`writer`] and nothing else of it.
+//! import read it too); the engine (`epimine_engines::run`) calls [`writer`] and nothing else
+//! of it.
 
 use std::collections::BTreeMap;
 

@@ -158,7 +158,9 @@ impl Cluster {
     /// Checks before any work that this process can listen on its own address (a port in use,
     /// another process with the same index on this machine, or an index whose host is another
     /// machine are errors naming the process and the address), and logs the layout (process 0).
-    pub fn preflight(&self) -> Result<(), ClusterError> {
+    /// With `cuda` (a CUDA build: `epimine_method::encoder::CUDA`), warns when several processes
+    /// on this host would share one GPU ([`Cluster::gpu_note`]).
+    pub fn preflight(&self, cuda: bool) -> Result<(), ClusterError> {
         if self.processes > 1 {
             let me = &self.addresses()?[self.process];
             // A pod's own name is in DNS only once the headless Service publishes it: wait for
@@ -183,7 +185,7 @@ impl Cluster {
         if self.process == 0 {
             tracing::info!("layout: {}", self.describe());
         }
-        if cfg!(feature = "cuda") {
+        if cuda {
             if let Some(note) = self.gpu_note(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref())
             {
                 tracing::warn!("{note}");

@@ -51,7 +51,7 @@ impl Outputs {
     /// articles' instants and those made only of copies of its segments, `facts`, counted in the
     /// episodes' `n_articles`),
     /// and its articles and coverage in `status` ([`crate::coverage`]).
-    pub(crate) fn describe(
+    pub fn describe(
         &mut self,
         segments: &[Segment],
         facts: &crate::corpus::ArticleFacts,

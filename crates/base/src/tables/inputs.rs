@@ -92,10 +92,11 @@ table! {
 
 table! {
     /// One row of `boilerplate`: a paragraph `epimine import --articles` dropped from one key
-    /// event's articles because several of them hold it (`crate::import::segment::repeated`):
-    /// site furniture (bylines, "Read more", photo credits), dropped from every article, or a
-    /// news paragraph shared by several articles (agency copy), kept in the first article
-    /// holding it and dropped from the others. Sorted by key event, then text.
+    /// event's articles because several of them hold it
+    /// (`epimine_method::import::segment::repeated`): site furniture (bylines, "Read more", photo
+    /// credits), dropped from every article, or a news paragraph shared by several articles
+    /// (agency copy), kept in the first article holding it and dropped from the others. Sorted by
+    /// key event, then text.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct Boilerplate in "boilerplate" {
         /// The key event.
@@ -113,8 +114,8 @@ table! {
 
 table! {
     /// One row of `paragraphs`: one article that `epimine import --articles` read, as its
-    /// paragraphs' fixed-seed hashes and word counts, in order (`crate::import::segment::Mark`),
-    /// kept so that an `--append` finds the repeated paragraphs (furniture, copies) over every
+    /// paragraphs' fixed-seed hashes and word counts, in order
+    /// (`epimine_method::import::segment::Mark`), kept so that an `--append` finds the repeated paragraphs (furniture, copies) over every
     /// batch of the corpus, not only its own (issue 64 item 6). Key events in import order,
     /// articles in their order of the batch (those left with no segment too).
     #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 /// articles and `lineage.parquet`), `publish` (after the n-th file of the committed version is
 /// published), `history` (after `run.json` and `history/<run>.parquet` are published, before
 /// the history's head). For the resume tests; never set it otherwise.
-pub(crate) fn fault(point: &str, n: usize) {
+pub fn fault(point: &str, n: usize) {
     let Ok(spec) = std::env::var("EPIMINE_FAULT") else {
         return;
     };
@@ -30,7 +30,7 @@ pub(crate) fn fault(point: &str, n: usize) {
 /// most 10 minutes), as a run stalled there (SIGSTOP, a frozen VM) would: `switch` (the commit's
 /// fence passed, before the switch) or `publish` (after the switch, before the publication).
 /// For the tests of the fence at the switch; never set it otherwise.
-pub(crate) fn stall(point: &str) {
+pub fn stall(point: &str) {
     let Ok(spec) = std::env::var("EPIMINE_STALL") else {
         return;
     };

@@ -48,7 +48,7 @@ fn articles_file(state: &str) -> String {
 }
 
 /// The previous committed run's head and state, by event (none before the first run).
-pub(crate) struct Previous {
+pub struct Previous {
     head: Option<Head>,
     state: BTreeMap<String, Vec<EpisodeState>>,
     /// Each event's article keys at that run; `None` when its history does not record them
@@ -58,12 +58,12 @@ pub(crate) struct Previous {
 
 impl Previous {
     /// The last committed run's number and time (ms since 1970 UTC), if any.
-    pub(crate) fn last(&self) -> Option<(u32, i64)> {
+    pub fn last(&self) -> Option<(u32, i64)> {
         self.head.as_ref().map(|h| (h.run, h.run_time_ms))
     }
 
     /// The key events the last committed run had episodes or articles of.
-    pub(crate) fn events(&self) -> BTreeSet<String> {
+    pub fn events(&self) -> BTreeSet<String> {
         let mut events: BTreeSet<String> = self.state.keys().cloned().collect();
         if let Some(articles) = &self.articles {
             events.extend(articles.keys().cloned());
@@ -88,7 +88,7 @@ struct CommittedHistory {
 /// is missing or unreadable, is an error naming it (ids would otherwise be given again). A run
 /// whose `run.json` is written but whose head is not (killed in between) is finished first: its
 /// history file and head written, so that this run follows it.
-pub(crate) async fn previous(out: &Location) -> Result<Previous, HistoryError> {
+pub async fn previous(out: &Location) -> Result<Previous, HistoryError> {
     let fix = "; to start a new history on purpose (episodes numbered afresh), delete the \
                folders _identity/, history/, _commits/ and _versions/ of --out";
     let mut head: Option<Head> = if out.exists(HEAD).await? {
@@ -355,11 +355,9 @@ async fn committed_state(out: &Location) -> Result<Option<String>, HistoryError>
 }
 
 /// The last committed run's live episodes of trial 0, by event, each as its segments' stable
-/// keys (`episodes.carry`): read only ([`committed_state`]); empty without a history. Every
+/// keys (`episodes.carry`): read only (`committed_state`); empty without a history. Every
 /// process reads it.
-pub(crate) async fn carried(
-    out: &Location,
-) -> Result<BTreeMap<String, Vec<Vec<u64>>>, HistoryError> {
+pub async fn carried(out: &Location) -> Result<BTreeMap<String, Vec<Vec<u64>>>, HistoryError> {
     let Some(state) = committed_state(out).await? else {
         return Ok(BTreeMap::new());
     };
@@ -386,9 +384,7 @@ pub(crate) async fn carried(
 /// Each event's article keys at the last committed run (`episodes.novelty`: the articles that
 /// arrived since are the others), ascending; empty without a history or where it does not
 /// record them (begun by an earlier version). Read only; every process reads it.
-pub(crate) async fn previous_articles(
-    out: &Location,
-) -> Result<BTreeMap<String, Vec<u64>>, HistoryError> {
+pub async fn previous_articles(out: &Location) -> Result<BTreeMap<String, Vec<u64>>, HistoryError> {
     let Some(state) = committed_state(out).await? else {
         return Ok(BTreeMap::new());
     };
@@ -447,7 +443,7 @@ async fn unfinished_commit(
 }
 
 /// The writers of a run's history, fed one event at a time, in event order.
-pub(crate) struct Writers {
+pub struct Writers {
     stamp: Stamp,
     previous: BTreeMap<String, Vec<EpisodeState>>,
     previous_articles: Option<BTreeMap<String, Vec<u64>>>,
@@ -462,11 +458,7 @@ pub(crate) struct Writers {
 
 impl Writers {
     /// Starts this run's history: its number follows the committed head's.
-    pub(crate) fn start(
-        out: &Location,
-        previous: Previous,
-        run_time: i64,
-    ) -> Result<Self, StorageError> {
+    pub fn start(out: &Location, previous: Previous, run_time: i64) -> Result<Self, StorageError> {
         let run = previous.head.as_ref().map_or(1, |h| h.run + 1);
         let stamp = Stamp {
             run,
@@ -491,7 +483,7 @@ impl Writers {
     /// its articles in this run, `None` when it failed) and writes its rows, after those of
     /// every earlier event the previous run had and this one has not. Returns this event's
     /// stable ids and statuses: (trial, episode_id) → (stable_id, status).
-    pub(crate) async fn event(
+    pub async fn event(
         &mut self,
         key_event: &str,
         found: Option<Vec<EpisodeKeys>>,
@@ -572,7 +564,7 @@ impl Writers {
     /// Ends every event the previous run had and this one has not, then publishes the three
     /// files: their entries for `run.json` (in the order written), the report and the head to
     /// write once `run.json` is.
-    pub(crate) async fn finish(
+    pub async fn finish(
         mut self,
     ) -> Result<(Vec<(String, Written)>, HistoryReport, Committed), StorageError> {
         let gone: Vec<String> = self.previous.keys().cloned().collect();
@@ -611,7 +603,7 @@ impl Writers {
     }
 
     /// Drops the staged files: nothing appears under their names.
-    pub(crate) async fn abort(&mut self) {
+    pub async fn abort(&mut self) {
         self.lineage.abort().await;
         self.developments.abort().await;
         self.state.abort().await;
@@ -620,13 +612,13 @@ impl Writers {
 }
 
 /// A run's history, written; committed by [`Committed::commit`] once `run.json` is.
-pub(crate) struct Committed {
+pub struct Committed {
     head: Head,
 }
 
 impl Committed {
     /// The history's commit of a committed version.
-    pub(crate) fn of(record: &versions::Record) -> Self {
+    pub fn of(record: &versions::Record) -> Self {
         Self {
             head: Head {
                 run: record.run,
@@ -638,13 +630,13 @@ impl Committed {
     }
 
     /// This run's time, ms since 1970 UTC.
-    pub(crate) fn run_time_ms(&self) -> i64 {
+    pub fn run_time_ms(&self) -> i64 {
         self.head.run_time_ms
     }
 
     /// Writes `history/<run>.parquet` (this run's `lineage.parquet`, copied whole), then the head
     /// naming this run, then deletes the state files of earlier runs.
-    pub(crate) async fn commit(self, out: &Location) -> Result<(), StorageError> {
+    pub async fn commit(self, out: &Location) -> Result<(), StorageError> {
         let rows = out.get(&Lineage::file_name()).await?;
         out.put(&history_file(self.head.run), rows).await?;
         crate::fault::fault("history", 1);
