@@ -53,10 +53,17 @@ pub fn join(embeddings: &[Vec<f32>], groups: &[Vec<usize>], rule: JoinRule) -> V
 /// in row order).
 pub fn centroid_distances(embeddings: &[Vec<f32>], groups: &[Vec<usize>]) -> Vec<f64> {
     let centroids: Vec<Vec<f64>> = groups.iter().map(|g| centroid(embeddings, g)).collect();
-    let mut condensed = Vec::new();
-    for a in 0..centroids.len() {
-        for b in a + 1..centroids.len() {
-            condensed.push(1.0 - dot(&centroids[a], &centroids[b]));
+    cosine_distances(&centroids.iter().map(Vec::as_slice).collect::<Vec<_>>())
+}
+
+/// The cosine distances (1 − the dot product) between unit `vectors`, condensed (pairs
+/// `(a, b)`, `a < b`, in row order): the input of [`crate::grouping::linkage`].
+pub fn cosine_distances(vectors: &[&[f64]]) -> Vec<f64> {
+    let n = vectors.len();
+    let mut condensed = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for a in 0..n {
+        for b in a + 1..n {
+            condensed.push(1.0 - dot(vectors[a], vectors[b]));
         }
     }
     condensed

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::continuation;
 use crate::episodes::classification::classify::{dot64 as dot, unit_centre as centre};
+use crate::episodes::classification::join::cosine_distances;
 
 /// Each article's vector among `members`: the unit mean of its segments there, by article.
 pub(super) fn article_vectors(
@@ -62,12 +63,7 @@ pub(super) fn article_groups(
     if n < 2 {
         return Vec::new();
     }
-    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
-        }
-    }
+    let condensed = cosine_distances(&articles.iter().map(|a| a.2.as_slice()).collect::<Vec<_>>());
     let labels = crate::grouping::linkage::linkage_cut(
         &condensed,
         n,
@@ -103,12 +99,7 @@ pub(super) fn two_developments(
     if n < 2 * min_articles.max(1) || itself <= apart {
         return vec![g];
     }
-    let mut condensed = Vec::with_capacity(n * (n - 1) / 2);
-    for i in 0..n {
-        for j in i + 1..n {
-            condensed.push(1.0 - dot(&articles[i].2, &articles[j].2));
-        }
-    }
+    let condensed = cosine_distances(&articles.iter().map(|a| a.2.as_slice()).collect::<Vec<_>>());
     let labels = crate::grouping::linkage::linkage_cut_floor(
         &condensed,
         n,
