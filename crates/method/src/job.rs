@@ -540,18 +540,6 @@ impl Job {
                     .into(),
             });
         }
-        if self.episodes.views == 0
-            || !(self.episodes.view_jitter.is_finite() && self.episodes.view_jitter >= 0.0)
-        {
-            return Err(JobError::Parse {
-                file: "job".into(),
-                message: format!(
-                    "episodes.views = {} and episodes.view_jitter = {}: views is 1 (one view, \
-                     the default) or more, view_jitter a share ≥ 0 of a word vector's norm",
-                    self.episodes.views, self.episodes.view_jitter
-                ),
-            });
-        }
         self.episodes
             .density
             .validate()
@@ -605,13 +593,6 @@ impl Job {
                  wins, so no event gets more than {} episodes and the floor is never reached \
                  (lower min_episodes, or 0 for no floor)",
                 e.max_episodes, e.min_episodes, e.max_episodes
-            ));
-        }
-        if e.views > 1 && self.llm.enabled() {
-            out.push(format!(
-                "episodes.views = {} is for runs without an LLM: with one, the LLM's episodes are \
-                 classified against and the views are not run",
-                e.views
             ));
         }
         out

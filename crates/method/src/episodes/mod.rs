@@ -31,8 +31,8 @@ pub mod terms;
 
 // Each stage's module at the path it had before the rooms (`crate::episodes::classify`).
 pub use classification::{
-    assignment, classify, consensus, dated_candidates, distinct_candidates, episode_floor, join,
-    keep_rules, phases, selection, uncovered_groups,
+    assignment, classify, dated_candidates, distinct_candidates, episode_floor, join, keep_rules,
+    phases, selection, uncovered_groups,
 };
 pub use clusters::{candidates, partition, preparation};
 pub use following::novelty;
@@ -40,8 +40,7 @@ pub use naming::{headlines, names};
 pub use terms::{dated_words, expand, termspace};
 
 pub use assignment::{
-    assign, assign_explained, cluster_episodes, consensus_episodes, episodes_without_llm,
-    left_out_counts, WithoutLlm,
+    assign, assign_explained, cluster_episodes, episodes_without_llm, left_out_counts, WithoutLlm,
 };
 pub use episode_floor::split_cores;
 pub use event::{EpisodeSpec, EventCounts, EventError, EventInput};

@@ -129,15 +129,6 @@ pub struct EpisodeParams {
     pub novelty: bool,
     /// The fewest of today's articles that make an episode of the novelty view.
     pub novelty_min_articles: usize,
-    /// Consensus episodes (issue 66; default 1: one view, off; without an LLM): the term and
-    /// episode stages run over this many views of the static word vectors — the vectors as
-    /// given and `views − 1` seeded jitters ([`super::consensus::jittered`], `view_jitter`) —
-    /// and the episodes are what a majority of the views agree on ([`super::consensus`]),
-    /// classified by §6 as one view's are. Each view costs one more pass of §1–§6.
-    pub views: usize,
-    /// The jitter of each view after the first: Gaussian noise whose expected norm is this share
-    /// of each word vector's norm.
-    pub view_jitter: f64,
 }
 
 /// Which episodes `max_episodes` keeps.
@@ -214,8 +205,6 @@ impl Default for EpisodeParams {
             carry: false,
             novelty: false,
             novelty_min_articles: 5,
-            views: 1,
-            view_jitter: 0.05,
         }
     }
 }

@@ -62,9 +62,6 @@ pub(in crate::run) fn compute_event(
         .previous_articles
         .get(&report.status.key_event)
         .map(Vec::as_slice);
-    // Consensus views (`episodes.views`) run §1 again over the word vectors: kept for them.
-    let views =
-        (job.episodes.views > 1 && !job.llm.enabled()).then(|| (terms.clone(), encoded.1.clone()));
     match prepare_event(
         job,
         segs,
@@ -100,7 +97,7 @@ pub(in crate::run) fn compute_event(
                     ),
                 );
             } else {
-                without_llm(job, &p, views, report, steps);
+                without_llm(job, &p, report, steps);
             }
         }
         Err((e, set)) => {
@@ -111,25 +108,11 @@ pub(in crate::run) fn compute_event(
     }
 }
 
-/// What the consensus views need beyond a prepared event: its term rows and word vectors.
-type ViewInputs = (Vec<Term>, HashMap<String, Vec<f32>>);
-
-/// §5 without an LLM and §6 for one prepared event (with `views`, the event's term rows and
-/// word vectors: the consensus of `episodes.views` views, [`super::views`]; then the novelty
-/// view when the run follows an `--out` with `episodes.novelty`): its rows and counts into
-/// `report`.
-fn without_llm(
-    job: &Job,
-    p: &Pending,
-    views: Option<ViewInputs>,
-    report: &mut EventReport,
-    steps: &Steps,
-) {
+/// §5 without an LLM and §6 for one prepared event (then the novelty view when the run follows
+/// an `--out` with `episodes.novelty`): its rows and counts into `report`.
+fn without_llm(job: &Job, p: &Pending, report: &mut EventReport, steps: &Steps) {
     let mut found =
         episodes::episodes_without_llm(&p.input(), &p.prepared, &job.episodes, 0, steps);
-    if let Some((rows, vectors)) = views {
-        found = super::views::consensus_of(job, p, &rows, &vectors, found, steps);
-    }
     p.novelty(
         &job.episodes,
         0,

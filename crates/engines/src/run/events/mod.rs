@@ -2,8 +2,7 @@
 //! event's owner fingerprints it and reuses its checkpoint when the fingerprint matches
 //! (`reuse`); the other events, in waves (`placement`), are encoded by units (`units`, with the
 //! encoder cache in `cache`) on any worker, and their owners run §1 and §3–§6 (`compute`; the
-//! LLM round trip from worker 0: `estimation`, an event waiting for its episodes in `pending`; the consensus of several views
-//! in `views`)
+//! LLM round trip from worker 0: `estimation`, an event waiting for its episodes in `pending`)
 //! and write each event's checkpoint as soon as it is done (`event`, each worker's context in
 //! `worker`). What workers send each other is in `exchange`, what every worker shares in
 //! `shared`, the progress over workers and processes in `stage_progress`.
@@ -22,5 +21,4 @@ mod reuse;
 pub(in crate::run) mod shared;
 pub(in crate::run) mod stage_progress;
 mod units;
-mod views;
 mod worker;

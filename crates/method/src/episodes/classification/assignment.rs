@@ -272,72 +272,6 @@ pub struct WithoutLlm {
     pub assignments: Vec<Assignment>,
     /// The other segments, each with why it is in no episode ([`left_out`]).
     pub left_out: Vec<LeftOut>,
-    /// The kept episodes' vectors (§6), in `episode_id` order.
-    pub vectors: Vec<Vec<f32>>,
-}
-
-/// The vectors of the kept candidates, in the order [`emit`] numbers them.
-fn kept_vectors(specs: &[EpisodeSpec], selection: &Selection) -> Vec<Vec<f32>> {
-    specs
-        .iter()
-        .enumerate()
-        .filter(|&(e, _)| selection.kept(e))
-        .map(|(_, spec)| spec.vector.clone())
-        .collect()
-}
-
-/// §6 over consensus episodes (`episodes.views`, [`crate::episodes::consensus`]): `groups` (the
-/// segments the views agree on, each group an episode) become episode vectors (§6's
-/// harmonic-weighted mean, members by descending salience) and every segment is classified
-/// against them (eq. 2), as over a single view's candidates. Which episodes exist the views
-/// have decided by majority, so §6's relative rules (cohesion, size, core, the floor) do not
-/// judge them again; `min_segments` and the cap (`max_episodes`) still apply.
-pub fn consensus_episodes(
-    input: &EventInput,
-    prepared: &Prepared,
-    groups: Vec<Vec<usize>>,
-    vectors: Option<Vec<Vec<f32>>>,
-    params: &EpisodeParams,
-    trial: u32,
-    steps: &Steps,
-) -> WithoutLlm {
-    steps.stage("consensus episodes", 0);
-    let groups: Vec<Vec<usize>> = groups
-        .into_iter()
-        .map(|g| by_salience(g, &prepared.scores))
-        .collect();
-    let mut specs = specs_of(input, prepared, &groups, params, "consensus");
-    if let Some(vectors) = vectors {
-        for (spec, vector) in specs.iter_mut().zip(vectors) {
-            spec.vector = vector;
-        }
-    }
-    let judged = EpisodeParams {
-        cohesion: crate::episodes::keep_rules::CohesionRule::All,
-        size: crate::episodes::keep_rules::SizeRule::All,
-        core: crate::episodes::keep_rules::CohesionRule::All,
-        min_episodes: 0,
-        distinct: false,
-        dated: false,
-        carry: false,
-        ..params.clone()
-    };
-    let selection = select_episodes(input, &specs, &judged, steps);
-    let (episodes, assignments) = emit(
-        input,
-        &prepared.key_event,
-        &specs,
-        &selection,
-        params,
-        trial,
-    );
-    WithoutLlm {
-        candidates: specs.len(),
-        episodes,
-        assignments,
-        left_out: left_out(input, &prepared.key_event, &selection, trial),
-        vectors: kept_vectors(&specs, &selection),
-    }
 }
 
 /// §5 without an LLM, then §6: the kept candidate clusters (merged with `params.merge`) as
@@ -401,6 +335,5 @@ pub fn episodes_without_llm(
         episodes,
         assignments,
         left_out: left_out(input, &prepared.key_event, &selection, trial),
-        vectors: kept_vectors(&specs, &selection),
     }
 }

@@ -2,11 +2,10 @@
 //! ([`assignment`]), segment classification ([`classify`], eq. 2), the rules that keep an episode
 //! ([`selection`], [`keep_rules`], [`episode_floor`]), the optional joins and returns ([`join`],
 //! [`uncovered_groups`], [`dated_candidates`], [`distinct_candidates`]) and the phases the kept
-//! episodes tell ([`phases`]); the consensus of several views' episodes ([`consensus`]).
+//! episodes tell ([`phases`]).
 
 pub mod assignment;
 pub mod classify;
-pub mod consensus;
 pub mod dated_candidates;
 pub mod distinct_candidates;
 pub mod episode_floor;
