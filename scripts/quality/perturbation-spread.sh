@@ -20,11 +20,20 @@
 # Encoder outputs are cached (PERTURB_DIR/cache, default target/quality/perturb); the first
 # pass encodes the development set five times (~2 min each on 2 cores). PERTURB_TAG=T names the
 # runs T-ref, T-w1, … so that several settings share one folder, corpora and cache.
+# PERTURB_BG=default makes the built-in background (wordfreq's general English: what a user's
+# run gets) the reference's and every run's, and the BBC's the change (its run is named `bbc`
+# instead of `wordfreq`); the default, PERTURB_BG=bbc, is the quality protocol's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 shared=${EPIMINE_SHARED:-../shared}
 work=${PERTURB_DIR:-target/quality/perturb}
 mkdir -p "$work"
+reference_bg=${PERTURB_BG:-bbc}
+case $reference_bg in
+    bbc) other_bg=default other_name=wordfreq ;;
+    default) other_bg=bbc other_name=bbc ;;
+    *) echo "perturbation-spread.sh: PERTURB_BG=$reference_bg: expected bbc or default" >&2; exit 2 ;;
+esac
 # BIN=PATH runs that binary instead of building one (e.g. a copy, while the tree changes).
 if [ -z "${BIN:-}" ]; then
     cargo build --release --quiet
@@ -48,7 +57,7 @@ done
 cache=(--set "encoder.cache_dir=\"$PWD/$work/cache\"")
 tag=${PERTURB_TAG:+$PERTURB_TAG-}
 
-# run NAME CORPUS ARGS…: into $work/NAME (the BBC background unless BG=default: the built-in
+# run NAME CORPUS ARGS…: into $work/NAME with background BG (bbc, or default: the built-in
 # one), scored into $work/NAME.json.
 run() {
     local name=$tag$1 corpus=$2
@@ -56,7 +65,7 @@ run() {
     echo "== $name" >&2
     rm -rf "${work:?}/$name"
     local bg=(--background "$work/bg.parquet")
-    if [ "${BG:-}" = default ]; then bg=(); fi
+    if [ "${BG:-$reference_bg}" = default ]; then bg=(); fi
     "$bin" run --corpus "$corpus" "${bg[@]}" --out "$work/$name" \
         "${cache[@]}" "$@" >"$work/$name.out" || [ $? = 3 ]
     "$bin" eval --corpus "$corpus" --run "$work/$name" --json >"$work/$name.json"
@@ -69,10 +78,10 @@ run batch64 "$work/corpus" -w 2 --set encoder.batch_size=64 "$@"
 run int8 "$work/corpus" -w 2 --model "$work/minilm-int8" "$@"
 run f16 "$work/corpus" -w 2 --set 'encoder.precision="f16"' "$@"
 run bf16 "$work/corpus" -w 2 --set 'encoder.precision="bf16"' "$@"
-BG=default run wordfreq "$work/corpus" -w 2 "$@"
+BG=$other_bg run "$other_name" "$work/corpus" -w 2 "$@"
 for seed in 1 2 3; do
     run "drop$seed" "$work/drop$seed-corpus" -w 2 "$@"
 done
 "$python" scripts/quality/perturbation_spread.py --work "$work" "${tag}ref" "${tag}w1" "${tag}batch8" \
-    "${tag}batch64" "${tag}int8" "${tag}f16" "${tag}bf16" "${tag}wordfreq" "${tag}drop1" \
+    "${tag}batch64" "${tag}int8" "${tag}f16" "${tag}bf16" "${tag}$other_name" "${tag}drop1" \
     "${tag}drop2" "${tag}drop3"
