@@ -321,3 +321,59 @@ fn encode_reports_warm_up_and_shapes() {
     assert!(!failed.status.success());
     assert!(String::from_utf8_lossy(&failed.stderr).contains("--shapes buckets"));
 }
+
+/// `encoder.word_layer`: the word vectors of another layer get encoder-cache entries of their
+/// own (a run never reads the last layer's for them), the run records the setting, and a layer
+/// the model lacks is refused before any unit is encoded, naming the setting.
+#[test]
+fn another_word_layer_has_its_own_cache_entries_and_a_missing_one_is_refused() {
+    use crate::util::*;
+    let dir = scratch();
+    let corpus = synth(dir.path(), 2, 40);
+    let cache = dir.path().join("cache");
+    let cache_set = format!("encoder.cache_dir=\"{}\"", cache.display());
+    let entries = || {
+        std::fs::read_dir(&cache)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "enc"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let last = dir.path().join("last");
+    ok(synth_run(&corpus, &last)
+        .args(["--set", &cache_set])
+        .output()
+        .unwrap());
+    let units = entries();
+    assert!(units > 0, "the cache holds the run's units");
+    let first = dir.path().join("first");
+    ok(synth_run(&corpus, &first)
+        .args(["--set", &cache_set, "--set", "encoder.word_layer=0"])
+        .output()
+        .unwrap());
+    assert_eq!(
+        entries(),
+        2 * units,
+        "layer 0's units are encoded again, not read from the last layer's entries"
+    );
+    assert_eq!(run_json(&first)["job"]["encoder"]["word_layer"], 0);
+    assert!(run_json(&last)["job"]["encoder"]["word_layer"].is_null());
+    let nine = dir.path().join("nine");
+    let refused = synth_run(&corpus, &nine)
+        .args(["--set", &cache_set, "--set", "encoder.word_layer=99"])
+        .output()
+        .unwrap();
+    let err = stderr(&refused);
+    assert!(!refused.status.success(), "{err}");
+    assert!(
+        err.contains("encoder.word_layer = 99: layer 99 does not exist"),
+        "{err}"
+    );
+    assert_eq!(
+        entries(),
+        2 * units,
+        "nothing was encoded for the refused layer"
+    );
+}

@@ -99,6 +99,12 @@ pub struct EncoderConfig {
     /// CUDA builds: cubecl's matmul autotuning effort, `"minimal"`, `"balanced"` (cubecl's
     /// default), `"extensive"` or `"full"`; paid once per shape and kernel cache.
     pub autotune: AutotuneLevel,
+    /// The hidden layer of `model` whose vectors make the static word vectors (§1; unset: the
+    /// last, as the paper and X-Class take them; 0: the embedding layer). The int8 weights move
+    /// the last layer's word vectors by about 3% of their norm, past the 1% the term stage holds
+    /// steady; the embedding layer's barely move (docs/quality.md, issue 66). The sentence
+    /// embeddings are the last layer's either way.
+    pub word_layer: Option<usize>,
 }
 
 impl Default for EncoderConfig {
@@ -116,6 +122,7 @@ impl Default for EncoderConfig {
             warmup: cfg!(feature = "cuda"),
             kernel_cache: None,
             autotune: AutotuneLevel::Balanced,
+            word_layer: None,
         }
     }
 }

@@ -206,7 +206,9 @@ impl<B: EncoderBackend> Encoder<B> {
         self.config.num_layers
     }
 
-    pub(super) fn check_layer(&self, layer: usize) -> Result<(), EncoderError> {
+    /// Whether `layer` is one of the model's hidden layers (0: the embeddings; the last is
+    /// [`Self::last_layer`]); [`EncoderError::Invalid`] naming the model's count when not.
+    pub fn check_layer(&self, layer: usize) -> Result<(), EncoderError> {
         if layer > self.config.num_layers {
             return Err(EncoderError::Invalid(format!(
                 "layer {layer} does not exist (the model has {} layers; 0 is the embeddings)",

@@ -166,6 +166,10 @@ pub fn settings_digest(job: &Job, model_files: &BTreeMap<String, String>) -> Str
     if options.precision != crate::encoder::Precision::F32 {
         settings["precision"] = options.precision.name().into();
     }
+    if let Some(layer) = job.encoder.word_layer {
+        // Likewise: another layer, other word vectors.
+        settings["word_layer"] = layer.into();
+    }
     hex(&Sha256::digest(settings.to_string().as_bytes()))
 }
 

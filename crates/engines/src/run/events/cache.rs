@@ -13,7 +13,8 @@ pub(in crate::run) type UnitEncoding = (Vec<Vec<f32>>, Vec<WordSum>);
 /// batching rule ([`crate::encoder::BATCHING`]; they set which texts are padded together, which
 /// moves the floats a little) and the texts.
 /// `float_tag` is [`crate::encoder::EncoderOptions::float_tag`] (int8, bucketed shapes, half
-/// precision), empty for the defaults so that their keys stay those of earlier versions.
+/// precision) and the word layer when set (`encoder.word_layer`), empty for the defaults so that
+/// their keys stay those of earlier versions.
 pub(in crate::run) fn cache_key(
     model_hash: &str,
     batch_size: usize,
@@ -106,7 +107,11 @@ pub(in crate::run) fn cache_path(job: &Job, model_hash: &str, texts: &[&str]) ->
     job.encoder.cache_dir.as_ref().map(|dir| {
         let dir = PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
-        let tag = job.encoder.options().float_tag();
+        let mut tag = job.encoder.options().float_tag();
+        if let Some(layer) = job.encoder.word_layer {
+            // Only when set, so that default keys stay those of earlier versions.
+            tag.push_str(&format!("|word layer {layer}"));
+        }
         let key = cache_key(model_hash, job.encoder.batch_size, &tag, texts);
         dir.join(format!("{key}.enc"))
     })

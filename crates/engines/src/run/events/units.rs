@@ -50,6 +50,8 @@ pub(crate) struct Encoders {
     pub(crate) words: Encoder<DefaultBackend>,
     /// The sentence model (`encoder.sentence_model`), when it is another.
     pub(crate) sentences: Option<Encoder<DefaultBackend>>,
+    /// The word model's layer of the static word vectors (`encoder.word_layer`, else its last).
+    pub(crate) word_layer: usize,
 }
 
 impl Encoders {
@@ -64,9 +66,15 @@ impl Encoders {
         let options = config.options();
         let load = |dir| crate::encode_file::load_encoder(dir, config);
         let started = std::time::Instant::now();
+        let words = load(words)?;
+        let word_layer = config.word_layer.unwrap_or_else(|| words.last_layer());
+        words.check_layer(word_layer).map_err(|e| {
+            crate::encoder::EncoderError::Invalid(format!("encoder.word_layer = {word_layer}: {e}"))
+        })?;
         let encoders = Self {
-            words: load(words)?,
+            words,
             sentences: sentences.map(load).transpose()?,
+            word_layer,
         };
         tracing::debug!(
             secs = started.elapsed().as_secs_f64(),
@@ -200,7 +208,7 @@ pub(in crate::run) fn encode_units(
 fn encode_parts(encoders: &Encoders, parts: &[&[&str]]) -> Result<Vec<UnitEncoding>, String> {
     let encoder = &encoders.words;
     let mut results = encoder
-        .encode_parts(parts, encoder.last_layer())
+        .encode_parts(parts, encoders.word_layer)
         .map_err(|e| format!("encoder: {e}"))?;
     if let Some(sentences) = &encoders.sentences {
         let vectors = sentences
