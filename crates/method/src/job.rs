@@ -128,6 +128,16 @@ impl Default for EncoderConfig {
 }
 
 impl EncoderConfig {
+    /// The layer of the static word vectors for a word model whose last layer is `last`:
+    /// `word_layer`, else the last; a layer the model lacks is refused, naming the setting.
+    pub fn word_layer_of(&self, last: usize) -> Result<usize, crate::encoder::EncoderError> {
+        let layer = self.word_layer.unwrap_or(last);
+        crate::encoder::check_layer(layer, last).map_err(|e| {
+            crate::encoder::EncoderError::Invalid(format!("encoder.word_layer = {layer}: {e}"))
+        })?;
+        Ok(layer)
+    }
+
     /// The encoder options of this section.
     pub fn options(&self) -> EncoderOptions {
         EncoderOptions {

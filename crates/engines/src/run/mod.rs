@@ -123,7 +123,8 @@ fn model_hash(files: &BTreeMap<String, String>) -> String {
 
 /// Checks every input before any work: the corpus has segments files with the segments'
 /// columns, the background loads, the models are there (fetching a known one) and load (every
-/// weight read, on the CPU). Returns the background and the model folders.
+/// weight read, on the CPU), and the word model has the layer `encoder.word_layer` asks for.
+/// Returns the background and the model folders.
 fn check_inputs(
     job: &Job,
     runtime: &tokio::runtime::Runtime,
@@ -138,7 +139,9 @@ fn check_inputs(
         Some(m) => Some(runtime.block_on(resolve_model(m))?),
         None => None,
     };
-    for dir in std::iter::once(&words).chain(&sentence) {
+    job.encoder
+        .word_layer_of(crate::encoder::check_model(&words)?)?;
+    if let Some(dir) = &sentence {
         crate::encoder::check_model(dir)?;
     }
     Ok((bg, ModelDirs { words, sentence }))

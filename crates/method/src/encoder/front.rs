@@ -42,9 +42,21 @@ pub struct Encoder<B: Backend> {
 /// Checks a model folder by loading it on the CPU and dropping it: `config.json`, the
 /// sentence-transformers files, `tokenizer.json` and every weight of `model.safetensors` (names,
 /// shapes, a file cut short) are read as a real load reads them. `epimine run` does this before
-/// it writes anything, so a broken model never costs a finished run.
-pub fn check_model(dir: &Path) -> Result<(), EncoderError> {
-    Encoder::<burn::backend::Flex>::load(dir, &Default::default()).map(drop)
+/// it writes anything, so a broken model never costs a finished run. Returns its last layer
+/// ([`Encoder::last_layer`]), so that a layer a job asks of it is checked as early.
+pub fn check_model(dir: &Path) -> Result<usize, EncoderError> {
+    Encoder::<burn::backend::Flex>::load(dir, &Default::default()).map(|e| e.last_layer())
+}
+
+/// Whether `layer` is one of the hidden layers of a model whose last is `last` (0: the
+/// embeddings); [`EncoderError::Invalid`] naming the model's count when not.
+pub fn check_layer(layer: usize, last: usize) -> Result<(), EncoderError> {
+    if layer > last {
+        return Err(EncoderError::Invalid(format!(
+            "layer {layer} does not exist (the model has {last} layers; 0 is the embeddings)"
+        )));
+    }
+    Ok(())
 }
 
 impl<B: EncoderBackend> Encoder<B> {
@@ -206,16 +218,8 @@ impl<B: EncoderBackend> Encoder<B> {
         self.config.num_layers
     }
 
-    /// Whether `layer` is one of the model's hidden layers (0: the embeddings; the last is
-    /// [`Self::last_layer`]); [`EncoderError::Invalid`] naming the model's count when not.
-    pub fn check_layer(&self, layer: usize) -> Result<(), EncoderError> {
-        if layer > self.config.num_layers {
-            return Err(EncoderError::Invalid(format!(
-                "layer {layer} does not exist (the model has {} layers; 0 is the embeddings)",
-                self.config.num_layers
-            )));
-        }
-        Ok(())
+    pub(super) fn check_layer(&self, layer: usize) -> Result<(), EncoderError> {
+        check_layer(layer, self.config.num_layers)
     }
 
     /// Runs `sequences` through the model, longest first, `batch_size` at a time, and hands

@@ -58,5 +58,5 @@ pub use device::{
     tune_allocator, DefaultBackend, CUDA,
 };
 pub use error::EncoderError;
-pub use front::{check_model, Encoder};
+pub use front::{check_layer, check_model, Encoder};
 pub use words::{Vectors, WordSum, WordVector, XCLASS_MAX_TOKENS};

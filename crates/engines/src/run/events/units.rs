@@ -67,10 +67,7 @@ impl Encoders {
         let load = |dir| crate::encode_file::load_encoder(dir, config);
         let started = std::time::Instant::now();
         let words = load(words)?;
-        let word_layer = config.word_layer.unwrap_or_else(|| words.last_layer());
-        words.check_layer(word_layer).map_err(|e| {
-            crate::encoder::EncoderError::Invalid(format!("encoder.word_layer = {word_layer}: {e}"))
-        })?;
+        let word_layer = config.word_layer_of(words.last_layer())?;
         let encoders = Self {
             words,
             sentences: sentences.map(load).transpose()?,
