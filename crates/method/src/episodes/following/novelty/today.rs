@@ -91,12 +91,15 @@ pub(super) fn two_developments(
     apart: Option<f64>,
     min_articles: usize,
 ) -> Vec<Vec<usize>> {
-    let articles = article_vectors(segs, units, &g);
-    let n = articles.len();
     let (Some(apart), Some(itself)) = (apart, continuation::itself(segs, units, &g)) else {
         return vec![g];
     };
-    if n < 2 * min_articles.max(1) || itself <= apart {
+    if itself <= apart {
+        return vec![g];
+    }
+    let articles = article_vectors(segs, units, &g);
+    let n = articles.len();
+    if n < 2 * min_articles.max(1) {
         return vec![g];
     }
     let condensed = cosine_distances(&articles.iter().map(|a| a.2.as_slice()).collect::<Vec<_>>());
