@@ -270,11 +270,7 @@ fn an_episode_the_fresh_run_cut_into_pieces_of_it_is_kept_whole() {
     let of = |e: u32| doc_ids_of(&assignments, e);
     assert_eq!(of(0), (0..23).collect::<Vec<u32>>());
     assert_eq!(episodes[0].n_segments, 23);
-    let today: BTreeSet<u32> = assignments
-        .iter()
-        .filter(|a| a.doc_id >= 23)
-        .map(|a| a.episode_id)
-        .collect();
+    let today = episodes_from(&assignments, 23);
     assert_eq!(today.len(), 1, "today's development in one episode");
     assert!(!today.contains(&0));
     // Ranks run from 0 in each episode: the first piece's, then the second's.
@@ -313,11 +309,7 @@ fn a_development_grown_threefold_overnight_is_kept_whole() {
     assert_eq!(report.rejoined, 2, "{report:?}");
     let of = |e: u32| doc_ids_of(&assignments, e);
     assert_eq!(of(0), (0..8).chain(14..32).collect::<Vec<u32>>());
-    let axis1: BTreeSet<u32> = assignments
-        .iter()
-        .filter(|a| a.doc_id >= 32)
-        .map(|a| a.episode_id)
-        .collect();
+    let axis1 = episodes_from(&assignments, 32);
     assert_eq!(axis1.len(), 1, "today's other development in one episode");
     assert!(!axis1.contains(&0));
 }
@@ -350,6 +342,15 @@ fn the_continuation_test_tells_a_development_grown_from_one_beside_it() {
     assert_eq!(continuation::closest(&units, &told, &mixed), None);
 }
 
+/// The episodes holding the articles from `first` on.
+fn episodes_from(assignments: &[Assignment], first: u32) -> BTreeSet<u32> {
+    assignments
+        .iter()
+        .filter(|a| a.doc_id >= first)
+        .map(|a| a.episode_id)
+        .collect()
+}
+
 #[test]
 fn a_piece_left_of_yesterday_s_episode_once_today_s_group_is_out_is_kept_whole() {
     // Yesterday: P, 8 segments along axis 0, and Q, 6 along axis 2. Today 3 more arrived along
@@ -373,11 +374,7 @@ fn a_piece_left_of_yesterday_s_episode_once_today_s_group_is_out_is_kept_whole()
     assert_eq!((report.added, report.rejoined), (1, 1), "{report:?}");
     let of = |e: u32| doc_ids_of(&assignments, e);
     assert_eq!(of(0), (0..8).chain(14..17).collect::<Vec<u32>>());
-    let axis1: BTreeSet<u32> = assignments
-        .iter()
-        .filter(|a| a.doc_id >= 17)
-        .map(|a| a.episode_id)
-        .collect();
+    let axis1 = episodes_from(&assignments, 17);
     assert_eq!(axis1.len(), 1, "today's development in one episode");
     assert!(!axis1.contains(&0));
     assert_eq!(episodes.len(), 3, "P, Q and today's development");
